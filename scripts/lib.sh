@@ -1,0 +1,70 @@
+# shellcheck shell=sh
+# Shared helpers for ib-routed's build glue. Sourced (POSIX sh) by the
+# scripts in this directory and by dkms.conf; defines functions only.
+
+# The top of the ib-routed tree (this file lives in scripts/).
+ibr_top() {
+	# $IBR_TOP may be set by a caller that already knows it.
+	if [ -n "${IBR_TOP:-}" ]; then
+		printf '%s\n' "$IBR_TOP"
+	else
+		(cd "$(dirname "$0")/.." && pwd)
+	fi
+}
+
+ibr_die() {
+	printf 'ib-routed: error: %s\n' "$*" >&2
+	exit 1
+}
+
+ibr_info() {
+	printf 'ib-routed: %s\n' "$*" >&2
+}
+
+# MAJOR.MINOR of a kernel release string (6.1.0-57-amd64 -> 6.1,
+# 5.14.0-427.el9.x86_64 -> 5.14). Every distribution keeps the upstream
+# major.minor at the front of its release string.
+ibr_series_of_kver() {
+	printf '%s\n' "$1" | sed -n 's/^\([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p'
+}
+
+# Print the series.conf line for a series (fields: series source modules...),
+# or nothing when the series is not supported. $1 = series, $2 = table.
+ibr_series_line() {
+	awk -v s="$1" '!/^[[:space:]]*(#|$)/ && $1 == s { print; exit }' "$2"
+}
+
+# Space-separated list of supported series. $1 = table.
+ibr_supported_series() {
+	awk '!/^[[:space:]]*(#|$)/ { printf "%s%s", sep, $1; sep = " " } END { print "" }' "$1"
+}
+
+# The message used everywhere an unsupported kernel is skipped.
+ibr_unsupported_msg() {
+	# $1 = kernel release, $2 = table
+	printf 'kernel %s (series %s) is not supported by ib-routed, which supports series: %s; not building, the in-tree RDMA stack stays in use\n' \
+		"$1" "$(ibr_series_of_kver "$1")" "$(ibr_supported_series "$2")"
+}
+
+# The kernel to build for when none is named: $KVER, else the running
+# kernel if its headers are installed, else the newest installed kernel
+# with headers whose series is supported. $1 = table.
+ibr_default_kver() {
+	if [ -n "${KVER:-}" ]; then
+		printf '%s\n' "$KVER"
+		return
+	fi
+	_r=$(uname -r)
+	if [ -d "/lib/modules/$_r/build" ]; then
+		printf '%s\n' "$_r"
+		return
+	fi
+	for _d in $(ls -1d /lib/modules/*/build 2>/dev/null | sort -rV); do
+		_k=$(basename "$(dirname "$_d")")
+		if [ -n "$(ibr_series_line "$(ibr_series_of_kver "$_k")" "$1")" ]; then
+			printf '%s\n' "$_k"
+			return
+		fi
+	done
+	return 1
+}
