@@ -59,7 +59,7 @@ ibr_default_kver() {
 		printf '%s\n' "$_r"
 		return
 	fi
-	for _d in $(ls -1d /lib/modules/*/build 2>/dev/null | sort -rV); do
+	for _d in $(find /lib/modules -mindepth 2 -maxdepth 2 -name build 2>/dev/null | sort -rV); do
 		_k=$(basename "$(dirname "$_d")")
 		if [ -n "$(ibr_series_line "$(ibr_series_of_kver "$_k")" "$1")" ]; then
 			printf '%s\n' "$_k"
