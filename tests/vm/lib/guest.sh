@@ -1,0 +1,205 @@
+# shellcheck shell=sh
+# Helpers for guest tests (busybox sh), sourced as /ibr/lib/guest.sh.
+# Defines functions and a few variables; prints nothing by itself.
+# Variables set here are read by the sourcing scripts.
+# shellcheck disable=SC2034
+
+# shellcheck source=tests/lib/result.sh
+. /ibr/lib/result.sh
+
+KVER=$(uname -r)
+MODDIR=/lib/modules/$KVER
+STAMP_FILE=/ibr/stamp
+# The overlay's modules (from its stamp), else the ones it would replace.
+OVERLAY_MODS="ib_cm rdma_cm rdma_ucm"
+# RFC 5737 TEST-NET-1: documentation addresses, never routed anywhere.
+RXE_IP=192.0.2.1
+RXE_NETDEV=ibr0
+RXE_DEV=rxe0
+
+# A diagnostic line: anything not a result line starts with "# ".
+diag() {
+	printf '# %s\n' "$*"
+}
+
+# Print a file's lines as diagnostics (tool output after a failure).
+diag_file() {
+	[ -s "$1" ] && sed 's/^/#   /' "$1"
+	return 0
+}
+
+# stamp_get KEY: a value from the stamp file, quotes removed.
+stamp_get() {
+	[ -f "$STAMP_FILE" ] || return 1
+	sed -n "s/^$1=//p" "$STAMP_FILE" | sed 's/^"\(.*\)"$/\1/'
+}
+if [ -f "$STAMP_FILE" ]; then
+	OVERLAY_MODS=$(stamp_get MODULES)
+fi
+
+# ---- kernel log ----------------------------------------------------------
+# dmesg_mark: number of kernel log lines so far; dmesg_since MARK: the lines
+# logged after it. Lets a test look at what its own actions logged.
+dmesg_mark() {
+	dmesg | wc -l
+}
+dmesg_since() {
+	dmesg | tail -n +"$(($1 + 1))"
+}
+# Lines that mean something went wrong in the kernel (the host applies the
+# same to the whole log; tests use it to attribute trouble to a step).
+DMESG_BAD='Oops|WARNING:|WARN|BUG:|Call Trace|general protection|disagrees about version of symbol|Unknown symbol|[Ee]rror|[Ff]ail'
+
+# ---- modules -------------------------------------------------------------
+mod_loaded() {
+	[ -d "/sys/module/$(echo "$1" | tr - _)" ]
+}
+
+# overlay_check M: succeeds when the loaded M is the overlay's; otherwise
+# sets $why. Three independent views must agree: modprobe resolves M to the
+# updates/ file, the loaded module carries the stamp as its version, and its
+# srcversion is that of the updates/ file (so it was loaded from it, not from
+# some other file with the same version string).
+overlay_check() {
+	why=
+	_m=$1
+	if ! mod_loaded "$_m"; then
+		why="$_m is not loaded"
+		return 1
+	fi
+	_path=$(modinfo -n "$_m" 2>/dev/null)
+	case $_path in
+	"$MODDIR"/updates/*) ;;
+	*) why="modinfo -n $_m gives '$_path', not under $MODDIR/updates/"; return 1 ;;
+	esac
+	_stamp=$(stamp_get STAMP) || { why="no stamp file $STAMP_FILE"; return 1; }
+	_ver=$(cat "/sys/module/$_m/version" 2>/dev/null)
+	if [ "$_ver" != "$_stamp" ]; then
+		why="/sys/module/$_m/version is '$_ver', stamp is '$_stamp'"
+		return 1
+	fi
+	_src=$(cat "/sys/module/$_m/srcversion" 2>/dev/null)
+	_fsrc=$(modinfo -F srcversion "$_path" 2>/dev/null)
+	if [ -z "$_src" ] || [ "$_src" != "$_fsrc" ]; then
+		why="/sys/module/$_m/srcversion '$_src' differs from $_path's '$_fsrc'"
+		return 1
+	fi
+	return 0
+}
+
+# unload_tree M: remove M after everything holding it (depth first). Used to
+# take the CM stack down no matter which in-tree users an earlier test loaded.
+unload_tree() {
+	_u=$(echo "$1" | tr - _)
+	mod_loaded "$_u" || return 0
+	for _h in /sys/module/"$_u"/holders/*; do
+		[ -e "$_h" ] || continue
+		unload_tree "$(basename "$_h")" || return 1
+	done
+	rmmod "$_u"
+}
+
+# ---- Soft-RoCE -----------------------------------------------------------
+# rxe_up: rxe0 on a dummy netdev with $RXE_IP, port ACTIVE. Idempotent, so
+# every test can call it whatever ran before in the same boot.
+rxe_up() {
+	# rdma_rxe computes its ICRC with crc32 from the crypto API; without
+	# the generic implementation loaded it fails to init (-ENOENT).
+	modprobe crc32_generic || return 1
+	modprobe rdma_rxe || return 1
+	ip link set lo up
+	if ! ip link show "$RXE_NETDEV" >/dev/null 2>&1; then
+		ip link add "$RXE_NETDEV" type dummy || return 1
+		ip addr add "$RXE_IP/24" dev "$RXE_NETDEV" || return 1
+		ip link set "$RXE_NETDEV" up || return 1
+	fi
+	if ! rdma link show "$RXE_DEV/1" >/dev/null 2>&1; then
+		rdma link add "$RXE_DEV" type rxe netdev "$RXE_NETDEV" || return 1
+	fi
+	_i=0
+	while [ $_i -lt 50 ]; do
+		rdma link show "$RXE_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	diag "$RXE_DEV did not become ACTIVE: $(rdma link show 2>&1)"
+	return 1
+}
+
+# wait_listen PORT [SECONDS]: until an rdma_cm id listens on PORT, so a
+# client never races its server's bind (rdma's resource view shows cm_ids).
+wait_listen() {
+	_n=$((${2:-15} * 10))
+	while [ "$_n" -gt 0 ]; do
+		rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 " && return 0
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# server_client NAME PORT SECS "SERVER CMD" "CLIENT CMD": run a server in
+# the background and a client against it, each bounded by SECS. Succeeds
+# when both exit 0; otherwise sets $why. Output in /tmp/NAME.{server,client}.
+# With SERVER_PERSISTS=1 the server is one that never exits by itself
+# (cmtime's): it must still be running when the client is done, and is then
+# stopped.
+server_client() {
+	_name=$1 _port=$2 _secs=$3
+	why=
+	if [ "${SERVER_PERSISTS:-}" = 1 ]; then
+		_persist=1
+	else
+		_persist=
+	fi
+	# shellcheck disable=SC2086 # the commands are word lists on purpose
+	timeout "$_secs" $4 >"/tmp/$_name.server" 2>&1 &
+	_spid=$!
+	if ! wait_listen "$_port"; then
+		why="server '$4' never listened on port $_port"
+		kill "$_spid" 2>/dev/null
+		wait "$_spid" 2>/dev/null
+		diag_file "/tmp/$_name.server"
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	timeout "$_secs" $5 >"/tmp/$_name.client" 2>&1
+	_crc=$?
+	if [ -n "$_persist" ]; then
+		if kill "$_spid" 2>/dev/null; then
+			wait "$_spid" 2>/dev/null
+			_src=0
+		else
+			wait "$_spid" 2>/dev/null
+			_src="$? (exited before it was stopped)"
+		fi
+	else
+		[ $_crc -eq 0 ] || kill "$_spid" 2>/dev/null
+		wait "$_spid" 2>/dev/null
+		_src=$?
+	fi
+	if [ $_crc -ne 0 ] || [ "$_src" != 0 ]; then
+		why="client exit $_crc, server exit $_src (124/143 = timed out)"
+		diag "$_name server: $4"
+		diag_file "/tmp/$_name.server"
+		diag "$_name client: $5"
+		diag_file "/tmp/$_name.client"
+		return 1
+	fi
+	return 0
+}
+
+# rping_check NAME PORT COUNT: an rping of COUNT verified messages; checks
+# the exit codes and that the client printed every message's data.
+rping_check() {
+	server_client "$1" "$2" 60 \
+		"rping -s -a $RXE_IP -p $2 -C $3 -v -V" \
+		"rping -c -a $RXE_IP -p $2 -C $3 -v -V" || return 1
+	_got=$(grep -c 'ping data: rdma-ping-' "/tmp/$1.client")
+	if [ "$_got" -ne "$3" ]; then
+		why="client printed $_got of $3 ping data lines"
+		diag_file "/tmp/$1.client"
+		return 1
+	fi
+	return 0
+}
