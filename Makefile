@@ -1,0 +1,77 @@
+# ib-routed: the one entry point. See README.md.
+#
+#   make [KVER=<release>] [KSRC=<tree|tarball>]   build the overlay modules
+#   make check                                    install test deps, run every tier
+#   make demo                                     build, boot in QEMU, show it working
+#
+# KVER defaults to the running kernel when its headers are installed, else the
+# newest installed kernel of a supported series (scripts/lib.sh).
+
+VERSION := $(shell cat VERSION)
+KVER ?=
+KSRC ?=
+export KVER KSRC
+
+# Make's -j does not reach overlay-build's own kbuild call; pass it through.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all modules deps check check-lint check-build check-vm demo \
+	series-import series-export series-check \
+	dkms-install dkms-uninstall clean help
+
+all: modules
+
+help:
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+modules:
+	scripts/overlay-build -j $(JOBS)
+
+deps:
+	scripts/install-deps
+
+# The test command (README, .ci/run): every tier, one totals line at the end.
+check: deps
+	tests/run lint build vm
+
+check-lint:
+	tests/run lint
+
+check-build: deps
+	tests/run build
+
+check-vm: deps
+	tests/run vm
+
+demo: deps modules
+	tests/vm/demo
+
+# Developer workflow for kernel-patches/<series>/ (see README.md).
+series-import:
+	@test -n "$(TREE)" || { echo "usage: make series-import TREE=<dir>"; exit 2; }
+	scripts/series-tree import $(if $(KVER),-k $(KVER)) "$(TREE)"
+
+series-export:
+	@test -n "$(TREE)" || { echo "usage: make series-export TREE=<dir>"; exit 2; }
+	scripts/series-tree export "$(TREE)"
+
+series-check:
+	scripts/series-tree check $(if $(KVER),-k $(KVER))
+
+# Install from this checkout through DKMS (the packages do the same).
+DKMS_SRC := /usr/src/ib-routed-$(VERSION)
+DKMS_FORCE := /usr/share/dkms/modules_to_force_install/ib-routed
+
+dkms-install: deps
+	scripts/dkms-source $(DKMS_SRC) $(VERSION)
+	mkdir -p $(dir $(DKMS_FORCE))
+	echo ib-routed > $(DKMS_FORCE)
+	dkms add -m ib-routed -v $(VERSION)
+	dkms install -m ib-routed -v $(VERSION) $(if $(KVER),-k $(KVER))
+
+dkms-uninstall:
+	-dkms remove -m ib-routed -v $(VERSION) --all
+	rm -rf $(DKMS_SRC) $(DKMS_FORCE)
+
+clean:
+	rm -rf build
