@@ -40,7 +40,9 @@ rdma link show | sed 's/^/  /'
 echo
 echo "rping over $RXE_DEV ($RXE_IP), server and client on the same device:"
 if rping_check demo-rping 7174 5; then
-	sed 's/^/  client: /' /tmp/demo-rping.client
+	# Only the data lines: stderr and buffered stdout interleave oddly.
+	grep 'ping data' /tmp/demo-rping.server | sed 's/^/  /'
+	grep 'ping data' /tmp/demo-rping.client | sed 's/^/  client /'
 	t_pass demo:rping
 else
 	t_fail demo:rping "$why"

@@ -190,16 +190,18 @@ server_client() {
 }
 
 # rping_check NAME PORT COUNT: an rping of COUNT verified messages; checks
-# the exit codes and that the client printed every message's data.
+# the exit codes and that both sides printed every message's data.
 rping_check() {
 	server_client "$1" "$2" 60 \
 		"rping -s -a $RXE_IP -p $2 -C $3 -v -V" \
 		"rping -c -a $RXE_IP -p $2 -C $3 -v -V" || return 1
-	_got=$(grep -c 'ping data: rdma-ping-' "/tmp/$1.client")
-	if [ "$_got" -ne "$3" ]; then
-		why="client printed $_got of $3 ping data lines"
-		diag_file "/tmp/$1.client"
-		return 1
-	fi
+	for _side in client server; do
+		_got=$(grep -c 'ping data: rdma-ping-' "/tmp/$1.$_side")
+		if [ "$_got" -ne "$3" ]; then
+			why="$_side printed $_got of $3 ping data lines"
+			diag_file "/tmp/$1.$_side"
+			return 1
+		fi
+	done
 	return 0
 }
