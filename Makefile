@@ -31,7 +31,7 @@ deps:
 	scripts/install-deps
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
-check: deps
+check: deps modules
 	tests/run lint build vm
 
 check-lint:
@@ -40,7 +40,7 @@ check-lint:
 check-build: deps
 	tests/run build
 
-check-vm: deps
+check-vm: deps modules
 	tests/run vm
 
 demo: deps modules
