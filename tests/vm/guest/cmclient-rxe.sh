@@ -12,7 +12,7 @@
 CM=$(command -v simfab-cm 2>/dev/null)
 [ -n "$CM" ] || CM=/ibr/bin/simfab-cm
 if [ ! -x "$CM" ]; then
-	t_skip cmclient-rxe "simfab-cm is not in the image (build tests/simfab/client and add it to tests/vm/lib/mkinitramfs)"
+	t_skip cmclient-rxe "simfab-cm is not in the image (make -C tests/simfab/client O=build/simfab; mkinitramfs must copy it)"
 	t_summary
 	exit
 fi
