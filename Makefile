@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-build check-vm demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-vm demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -32,10 +32,13 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules
-	tests/run lint build vm
+	tests/run lint unit build vm
 
 check-lint:
 	tests/run lint
+
+check-unit:
+	tests/run unit
 
 check-build: deps
 	tests/run build
