@@ -120,9 +120,10 @@ static int sf_parse_kv(struct sf_host *h, const char *key, const char *val)
 		h->sl = v;
 	else if (!strcmp(key, "mtu") && v >= IB_MTU_256 && v <= IB_MTU_4096)
 		h->mtu = v;
-	else if (!strcmp(key, "rate") && (v == IB_RATE_10_GBPS ||
-		 v == IB_RATE_20_GBPS || v == IB_RATE_40_GBPS ||
-		 v == IB_RATE_56_GBPS || v == IB_RATE_100_GBPS))
+	else if (!strcmp(key, "rate") &&
+		 (v == IB_RATE_10_GBPS || v == IB_RATE_20_GBPS ||
+		  v == IB_RATE_40_GBPS || v == IB_RATE_56_GBPS ||
+		  v == IB_RATE_100_GBPS))
 		h->rate = v;
 	else if (!strcmp(key, "life") && v < 64)
 		h->life = v;

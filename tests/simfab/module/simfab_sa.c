@@ -168,10 +168,55 @@ static struct sf_port *pr_end(const struct pr_query *q, bool src, u16 *err)
 	return NULL;
 }
 
+/*
+ * Add the records of one port pair; true when they do not fit. Without
+ * an SLID or DLID in the query only OpenSM's preferred paths are given:
+ * the same LMC offset at both ends (base to base, base+1 to base+1...);
+ * a query naming a LID gets the pairs with that LID.
+ */
+static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
+		    struct sf_port *dp, u8 *out, int max, int *n)
+{
+	bool any = has(q, IB_SA_PATH_REC_SLID) || has(q, IB_SA_PATH_REC_DLID);
+	int so, dof, nl = 1 << sf_fab.lmc;
+
+	for (so = 0; so < nl; so++) {
+		for (dof = 0; dof < nl; dof++) {
+			u16 slid = sp->lid + so, dlid = dp->lid + dof;
+
+			if (!any && so != dof)
+				continue;
+			if (has(q, IB_SA_PATH_REC_SLID) &&
+			    get_unaligned_be16(q->rec + 42) != slid)
+				continue;
+			if (has(q, IB_SA_PATH_REC_DLID) &&
+			    get_unaligned_be16(q->rec + 40) != dlid)
+				continue;
+			if (*n == max)
+				return true;
+			if (pr_build(q, sp, dp, slid, dlid, out + *n * PR_LEN))
+				(*n)++;
+		}
+	}
+	return false;
+}
+
+/* Every port of the subnet, in topology order. */
+static int all_ports(struct sf_port **ports)
+{
+	int h, p, n = 0;
+
+	for (h = 0; h < sf_fab.nhosts; h++)
+		for (p = 0; p < sf_fab.hosts[h].nports; p++)
+			ports[n++] = &sf_fab.devs[h]->port[p];
+	return n;
+}
+
 static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
 {
+	struct sf_port *ports[SF_MAX_HOSTS * SF_MAX_PORTS];
 	struct sf_port *sp, *dp, *s_one, *d_one;
-	int n = 0, h1, p1, h2, p2, off, nl = 1 << sf_fab.lmc;
+	int n = 0, np, i, j;
 
 	*err = 0;
 	s_one = pr_end(q, true, err);
@@ -180,34 +225,17 @@ static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
 	d_one = pr_end(q, false, err);
 	if (*err)
 		return 0;
-	for (h1 = 0; h1 < sf_fab.nhosts; h1++)
-	for (p1 = 0; p1 < sf_fab.hosts[h1].nports; p1++) {
-		sp = &sf_fab.devs[h1]->port[p1];
+	np = all_ports(ports);
+	for (i = 0; i < np; i++) {
+		sp = ports[i];
 		if (s_one && sp != s_one)
 			continue;
-		for (h2 = 0; h2 < sf_fab.nhosts; h2++)
-		for (p2 = 0; p2 < sf_fab.hosts[h2].nports; p2++) {
-			dp = &sf_fab.devs[h2]->port[p2];
+		for (j = 0; j < np; j++) {
+			dp = ports[j];
 			if (d_one && dp != d_one)
 				continue;
-			/* OpenSM's preferred paths: the same LMC offset on
-			 * both ends (the README explains why only these).
-			 */
-			for (off = 0; off < nl; off++) {
-				u16 slid = sp->lid + off, dlid = dp->lid + off;
-
-				if (has(q, IB_SA_PATH_REC_SLID) &&
-				    get_unaligned_be16(q->rec + 42) != slid)
-					continue;
-				if (has(q, IB_SA_PATH_REC_DLID) &&
-				    get_unaligned_be16(q->rec + 40) != dlid)
-					continue;
-				if (n == max)
-					return n + 1;
-				if (pr_build(q, sp, dp, slid, dlid,
-					     out + n * PR_LEN))
-					n++;
-			}
+			if (pr_pair(q, sp, dp, out, max, &n))
+				return max + 1;
 		}
 	}
 	return n;

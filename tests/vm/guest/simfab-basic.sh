@@ -73,6 +73,37 @@ check_pr h1-h2 2 6 0 84 87 92
 check_pr h2-h3 4 8 1 83 83 94
 # The same pair through the LMC path bits (LID + 1 at both ends).
 check_pr h2-h3-lmc 5 9 1 83 83 94
+# A pair naming LIDs at different LMC offsets (base to base+1).
+check_pr h2-h3-mixed 4 9 1 83 83 94
+
+# By GIDs (SGID h2/1, DGID h2/2; GUIDs are 0x5346..HHPP): the dual-ported
+# host to itself, its own MTU 4096 and default SL/rate/life.
+if timeout 30 saquery -C simfab1 -P 1 PR --sgid fe80::5346:0:0:201 \
+	--dgid fe80::5346:0:0:202 >/tmp/pr.out 2>&1 &&
+	grep -Eq 'dlid\.+6$' /tmp/pr.out && grep -Eq 'mtu\.+0x85$' /tmp/pr.out; then
+	t_pass simfab-basic:pr-gid
+else
+	diag_file /tmp/pr.out
+	t_fail simfab-basic:pr-gid "want DLID 6 MTU 4096 from GIDs"
+fi
+
+no_record() { # NAME WHY SAQUERY-ARGS...
+	_n=$1 _w=$2
+	shift 2
+	if timeout 30 saquery -C simfab1 -P 1 PR "$@" >/tmp/pr.out 2>&1 &&
+		grep -q 'PathRecord dump' /tmp/pr.out; then
+		diag_file /tmp/pr.out
+		t_fail "simfab-basic:$_n" "a PathRecord although $_w"
+	else
+		t_pass "simfab-basic:$_n"
+	fi
+}
+# h3's second key is 0x0001 (partial 0x8001's base): 0x8002 is nowhere.
+no_record pr-pkey "no port has P_Key 0x8002" --slid 4 --dlid 8 --pkey 0x8002
+no_record pr-sl "the h2-h3 SL is 1" --slid 4 --dlid 8 --sl 0
+no_record pr-unknown-gid "no port has that GUID" \
+	--sgid fe80::5346:0:0:201 --dgid fe80::5346:0:0:901
+
 # An unknown LID: no record (saquery fails or prints none).
 if timeout 30 saquery -C simfab1 -P 1 PR --slid 4 --dlid 40 >/tmp/pr.out 2>&1 &&
 	grep -q 'PathRecord dump' /tmp/pr.out; then
@@ -92,6 +123,13 @@ if grep -q 'method=0x12 .*attr=0x0035' "$cap" &&
 else
 	diag_file "$cap"
 	t_fail simfab-basic:capture "no GetTable/GetTableResp PathRecord in $cap"
+fi
+# The unknown GID got ERR_REQ_INVALID_GID (SA status 5, IBA 15.2.1.1), the
+# answers came from the SM LID to QP1 with the QP1 Q_Key (IBA 13.5.3.1).
+if grep -q 'slid=2 .*dqp=1 qkey=0x80010000 .*method=0x92 status=0x0500 .*attr=0x0035' "$cap"; then
+	t_pass simfab-basic:invalid-gid-status
+else
+	t_fail simfab-basic:invalid-gid-status "no GetTableResp with status 0x0500 from LID 2"
 fi
 
 cat /sys/kernel/debug/simfab/counters >/tmp/simfab.counters
