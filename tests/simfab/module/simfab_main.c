@@ -883,7 +883,9 @@ static const char *sf_rx(struct sf_pkt *pkt)
 	if (pkt->dlid == sf_fab.sm_lid && pkt->dqpn == 1 && sf_to_sa(pkt)) {
 		/* Captured before the SA's answer, which it delivers now. */
 		sf_count(dst, 1, pkt->data, pkt->len);
-		sf_capture(pkt, "sa");
+		sf_capture(pkt, (pkt->data[26] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
+				pkt->data[25] != IB_MGMT_RMPP_TYPE_DATA ?
+				"sa-rmpp-ctl" : "sa");
 		sf_sa_recv(pkt);
 		return NULL;
 	}
@@ -1129,8 +1131,9 @@ static int sf_counters_show(struct seq_file *m, void *v)
 			}
 		}
 	}
-	seq_printf(m, "sa requests=%llu answered=%llu dropped=%llu\n",
-		   sf_sa_count(0), sf_sa_count(1), sf_sa_count(2));
+	seq_printf(m, "sa requests=%llu answered=%llu dropped=%llu rmpp_acks=%llu\n",
+		   sf_sa_count(0), sf_sa_count(1), sf_sa_count(2),
+		   sf_sa_count(3));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_counters);

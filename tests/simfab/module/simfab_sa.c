@@ -29,11 +29,12 @@
 #define SA_ERR_INVALID_GID	(5 << 8)
 #define SA_ERR_INSUFF_COMPS	(6 << 8)
 
-static atomic64_t sa_requests, sa_answered, sa_dropped;
+static atomic64_t sa_requests, sa_answered, sa_dropped, sa_acks;
 
 u64 sf_sa_count(int which)
 {
-	atomic64_t *c[] = { &sa_requests, &sa_answered, &sa_dropped };
+	atomic64_t *c[] = { &sa_requests, &sa_answered, &sa_dropped,
+			    &sa_acks };
 
 	return atomic64_read(c[which]);
 }
@@ -310,10 +311,18 @@ void sf_sa_recv(struct sf_pkt *pkt)
 	int n, max;
 	u16 err;
 
-	atomic64_inc(&sa_requests);
-	/* Responses and RMPP ACKs for our GetTableResp need no answer
-	 * (IBA 13.6.2.3: the sender may ignore ACKs of a single segment).
+	/* RMPP ACK/STOP/ABORT for our single-segment GetTableResp: the
+	 * transfer is complete when sent, nothing to do (IBA 13.6.2.3).
+	 * ib_mad's ACK carries the request method (mad_rmpp.c format_ack
+	 * flips the response bit), so test the RMPP type, not the method.
 	 */
+	if ((pkt->data[SA_RMPP + 2] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
+	    pkt->data[SA_RMPP + 1] != IB_MGMT_RMPP_TYPE_DATA) {
+		atomic64_inc(&sa_acks);
+		return;
+	}
+	atomic64_inc(&sa_requests);
+	/* A response is never answered (IBA 13.4.5). */
 	if (method & IB_MGMT_METHOD_RESP || pkt->len < IB_MGMT_MAD_SIZE) {
 		atomic64_inc(&sa_dropped);
 		return;

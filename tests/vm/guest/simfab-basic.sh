@@ -117,6 +117,7 @@ fi
 # (debugfs files have size 0: copy them before diag_file.)
 cap=/tmp/simfab.capture
 cat /sys/kernel/debug/simfab/capture >"$cap"
+[ -z "${SIMFAB_DEBUG:-}" ] || diag_file "$cap"
 if grep -q 'method=0x12 .*attr=0x0035' "$cap" &&
 	grep -q 'method=0x92 .*attr=0x0035' "$cap"; then
 	t_pass simfab-basic:capture
@@ -132,8 +133,19 @@ else
 	t_fail simfab-basic:invalid-gid-status "no GetTableResp with status 0x0500 from LID 2"
 fi
 
+# Each GetTableResp was ACKed once (ib_mad's RMPP receiver) and the SA
+# answered each request exactly once, never the ACKs.
 cat /sys/kernel/debug/simfab/counters >/tmp/simfab.counters
-diag_file /tmp/simfab.counters
+acks=$(sed -n 's/.* rmpp_acks=\([0-9]*\).*/\1/p' /tmp/simfab.counters)
+tables=$(grep -c 'method=0x12 .*attr=0x0035 .*verdict=sa mad' "$cap")
+resps=$(grep -c 'method=0x92 .*attr=0x0035 .*verdict=delivered' "$cap")
+ackcap=$(grep -c 'method=0x12 .*attr=0x0035 .*verdict=sa-rmpp-ctl' "$cap")
+if [ "${acks:-0}" -gt 0 ] && [ "$resps" -eq "$tables" ] && [ "$ackcap" -eq "$resps" ]; then
+	t_pass simfab-basic:rmpp-ack-ignored
+else
+	diag_file /tmp/simfab.counters
+	t_fail simfab-basic:rmpp-ack-ignored "acks=$acks (captured $ackcap) GetTable=$tables GetTableResp=$resps"
+fi
 if rmmod simfab; then
 	t_pass simfab-basic:unload
 else
