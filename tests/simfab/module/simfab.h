@@ -40,6 +40,7 @@ struct sf_port {
 	u64 guid;
 	u16 lid;		/* base LID, aligned to 2^LMC (IBA 7.11.1) */
 	u16 pkeys[SF_PKEYS];
+	bool down;		/* set through debugfs simfab/ctl */
 	struct sf_counter ctr[SF_NCOUNTERS];
 	struct sf_qp *gsi;	/* QP1 of this port, set by create_qp */
 };

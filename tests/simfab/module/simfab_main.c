@@ -15,6 +15,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/ktime.h>
+#include <linux/uaccess.h>
 #include <asm/unaligned.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
@@ -332,8 +333,9 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	struct sf_port *port = &sdev->port[port_num - 1];
 
 	/* ib_core has zeroed *a. */
-	a->state = IB_PORT_ACTIVE;
-	a->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	a->state = port->down ? IB_PORT_DOWN : IB_PORT_ACTIVE;
+	a->phys_state = port->down ? IB_PORT_PHYS_STATE_DISABLED :
+				     IB_PORT_PHYS_STATE_LINK_UP;
 	a->max_mtu = IB_MTU_4096;
 	a->active_mtu = h->mtu;
 	a->gid_tbl_len = 1;
@@ -880,12 +882,18 @@ static const char *sf_rx(struct sf_pkt *pkt)
 	dst = sf_port_by_lid(pkt->dlid, &bits);
 	if (!dst)
 		return "drop-no-dlid";
+	/* A link that is down carries nothing (IBA 7.2: only Active ports
+	 * forward data packets).
+	 */
+	if (dst->down || (pkt->src && pkt->src->down))
+		return "drop-port-down";
 	if (pkt->dlid == sf_fab.sm_lid && pkt->dqpn == 1 && sf_to_sa(pkt)) {
+		bool ctl = (pkt->data[26] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
+			   pkt->data[25] != IB_MGMT_RMPP_TYPE_DATA;
+
 		/* Captured before the SA's answer, which it delivers now. */
 		sf_count(dst, 1, pkt->data, pkt->len);
-		sf_capture(pkt, (pkt->data[26] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
-				pkt->data[25] != IB_MGMT_RMPP_TYPE_DATA ?
-				"sa-rmpp-ctl" : "sa");
+		sf_capture(pkt, ctl ? "sa-rmpp-ctl" : "sa");
 		sf_sa_recv(pkt);
 		return NULL;
 	}
@@ -1153,15 +1161,128 @@ static int sf_topology_show(struct seq_file *m, void *v)
 			   hh->name, hh->nports, hh->sl, hh->mtu, hh->rate,
 			   hh->life, hh->pkey2, d ? dev_name(&d->ibdev.dev) : "-");
 		for (p = 0; d && p < hh->nports; p++)
-			seq_printf(m, "port %s/%d guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x\n",
+			seq_printf(m, "port %s/%d guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x state=%s\n",
 				   hh->name, p + 1, d->port[p].guid,
 				   d->port[p].lid, sf_fab.lmc, sf_fab.prefix,
 				   d->port[p].guid, d->port[p].pkeys[0],
-				   d->port[p].pkeys[1]);
+				   d->port[p].pkeys[1],
+				   d->port[p].down ? "down" : "active");
 	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_topology);
+
+/* ---- control: port events, as an SM's actions would cause them ------------ */
+
+static void sf_port_event(struct sf_dev *d, u32 port, enum ib_event_type t);
+
+static struct sf_port *sf_port_by_name(const char *hp)
+{
+	const char *slash = strchr(hp, '/');
+	unsigned int pn;
+	int h;
+
+	if (!slash || kstrtouint(slash + 1, 0, &pn))
+		return NULL;
+	for (h = 0; h < sf_fab.nhosts; h++)
+		if (strlen(sf_fab.hosts[h].name) == slash - hp &&
+		    !strncmp(sf_fab.hosts[h].name, hp, slash - hp) &&
+		    pn >= 1 && pn <= sf_fab.hosts[h].nports && sf_fab.devs[h])
+			return &sf_fab.devs[h]->port[pn - 1];
+	return NULL;
+}
+
+/*
+ * Commands (one per write): "down H/P", "up H/P", "lid H/P LID",
+ * "pkey H/P INDEX PKEY", "sm H/P", "clear" (the capture ring). Each raises
+ * the event a real HCA raises when the SM changes that PortInfo field or
+ * P_Key table (IBA 11.6.3: PORT_ERR/PORT_ACTIVE, LID_CHANGE, PKEY_CHANGE,
+ * SM_CHANGE).
+ */
+static int sf_ctl_cmd(char *buf)
+{
+	char *argv[4] = {}, *p = strim(buf);
+	struct sf_port *port = NULL;
+	unsigned long flags;
+	unsigned int v = 0, w = 0;
+	int argc = 0, h, i;
+
+	while (p && argc < 4) {
+		argv[argc] = strsep(&p, " \t");
+		if (*argv[argc])
+			argc++;
+	}
+	if (argc == 1 && !strcmp(argv[0], "clear")) {
+		spin_lock_irqsave(&sf_lock, flags);
+		sf_cap_seq = 0;
+		memset(sf_ring, 0, sizeof(sf_ring));
+		spin_unlock_irqrestore(&sf_lock, flags);
+		return 0;
+	}
+	if (argc < 2)
+		return -EINVAL;
+	port = sf_port_by_name(argv[1]);
+	if (!port)
+		return -ENODEV;
+	if ((argc > 2 && kstrtouint(argv[2], 0, &v)) ||
+	    (argc > 3 && kstrtouint(argv[3], 0, &w)))
+		return -EINVAL;
+	if (!strcmp(argv[0], "down") && argc == 2) {
+		port->down = true;
+		sf_port_event(port->dev, port->num, IB_EVENT_PORT_ERR);
+	} else if (!strcmp(argv[0], "up") && argc == 2) {
+		port->down = false;
+		sf_port_event(port->dev, port->num, IB_EVENT_PORT_ACTIVE);
+	} else if (!strcmp(argv[0], "lid") && argc == 3) {
+		/* Base LIDs stay aligned to 2^LMC (IBA 7.11.1). */
+		if (!v || v >= 0xc000 || v & ((1 << sf_fab.lmc) - 1) ||
+		    sf_port_by_lid(v, NULL))
+			return -EINVAL;
+		spin_lock_irqsave(&sf_lock, flags);
+		if (port->lid == sf_fab.sm_lid)
+			sf_fab.sm_lid = v;
+		port->lid = v;
+		spin_unlock_irqrestore(&sf_lock, flags);
+		sf_port_event(port->dev, port->num, IB_EVENT_LID_CHANGE);
+	} else if (!strcmp(argv[0], "pkey") && argc == 4) {
+		if (v >= SF_PKEYS || w > 0xffff || !(w & 0x7fff))
+			return -EINVAL;
+		port->pkeys[v] = w;
+		sf_port_event(port->dev, port->num, IB_EVENT_PKEY_CHANGE);
+	} else if (!strcmp(argv[0], "sm") && argc == 2) {
+		sf_fab.sm_host = port->dev->host;
+		sf_fab.sm_port = port->num;
+		sf_fab.sm_lid = port->lid;
+		for (h = 0; h < sf_fab.nhosts; h++)
+			for (i = 1; i <= sf_fab.hosts[h].nports; i++)
+				sf_port_event(sf_fab.devs[h], i,
+					      IB_EVENT_SM_CHANGE);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static ssize_t sf_ctl_write(struct file *f, const char __user *ubuf,
+			    size_t len, loff_t *pos)
+{
+	char buf[64];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	ret = sf_ctl_cmd(buf);
+	return ret ? ret : len;
+}
+
+static const struct file_operations sf_ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = sf_ctl_write,
+	.llseek = noop_llseek,
+};
 
 /* ---- registration ------------------------------------------------------- */
 
@@ -1309,6 +1430,7 @@ static int __init sf_init(void)
 			    &sf_capture_fops);
 	debugfs_create_file("counters", 0444, sf_debugfs, NULL,
 			    &sf_counters_fops);
+	debugfs_create_file("ctl", 0200, sf_debugfs, NULL, &sf_ctl_fops);
 	pr_info("simfab: %d hosts, SM LID %u, LMC %u\n", sf_fab.nhosts,
 		sf_fab.sm_lid, sf_fab.lmc);
 	return 0;

@@ -153,7 +153,10 @@ static struct sf_port *pr_end(const struct pr_query *q, bool src, u16 *err)
 	if (has(q, gbit)) {
 		/* OpenSM: a GID no port owns is ERR_REQ_INVALID_GID. */
 		p = sf_port_by_guid(get_unaligned_be64(gid + 8));
-		if (!p || get_unaligned_be64(gid) != sf_fab.prefix) {
+		/* A port that is down has left the subnet (OpenSM drops it
+		 * at the next sweep).
+		 */
+		if (!p || p->down || get_unaligned_be64(gid) != sf_fab.prefix) {
 			*err = SA_ERR_INVALID_GID;
 			return NULL;
 		}
@@ -162,7 +165,7 @@ static struct sf_port *pr_end(const struct pr_query *q, bool src, u16 *err)
 	if (has(q, lbit)) {
 		p = sf_port_by_lid(get_unaligned_be16(q->rec + (src ? 42 : 40)),
 				   NULL);
-		if (!p)
+		if (!p || p->down)
 			*err = SA_ERR_NO_RECORDS;
 		return p;
 	}
@@ -209,7 +212,8 @@ static int all_ports(struct sf_port **ports)
 
 	for (h = 0; h < sf_fab.nhosts; h++)
 		for (p = 0; p < sf_fab.hosts[h].nports; p++)
-			ports[n++] = &sf_fab.devs[h]->port[p];
+			if (!sf_fab.devs[h]->port[p].down)
+				ports[n++] = &sf_fab.devs[h]->port[p];
 	return n;
 }
 

@@ -113,6 +113,40 @@ else
 	t_pass simfab-basic:pr-unknown
 fi
 
+# debugfs topology reads back what the module built.
+cat /sys/kernel/debug/simfab/topology >/tmp/simfab.topo
+if grep -q '^subnet prefix=0xfe80000000000000 lmc=1 sm=h1:1 sm_lid=2$' /tmp/simfab.topo &&
+	grep -q '^port h2/2 guid=0x5346000000000202 lid=6 .*state=active$' /tmp/simfab.topo; then
+	t_pass simfab-basic:topology
+else
+	diag_file /tmp/simfab.topo
+	t_fail simfab-basic:topology "debugfs topology does not show the default subnet"
+fi
+
+# Port events through simfab/ctl: a port that goes down shows Down and
+# leaves the SA's records; a LID change shows in ibstat and the SA.
+ctl=/sys/kernel/debug/simfab/ctl
+echo "down h3/1" >"$ctl"
+timeout 20 ibstat simfab2 1 >/tmp/ibstat.out 2>&1
+if grep -q 'State: Down' /tmp/ibstat.out; then
+	t_pass simfab-basic:port-down
+else
+	diag_file /tmp/ibstat.out
+	t_fail simfab-basic:port-down "h3/1 not Down after 'down h3/1'"
+fi
+no_record pr-port-down "h3/1 is down" --slid 4 --dlid 8
+echo "up h3/1" >"$ctl"
+echo "lid h3/1 16" >"$ctl"
+timeout 20 ibstat simfab2 1 >/tmp/ibstat.out 2>&1
+if grep -q 'State: Active' /tmp/ibstat.out && grep -q 'Base lid: 16$' /tmp/ibstat.out; then
+	t_pass simfab-basic:lid-change
+else
+	diag_file /tmp/ibstat.out
+	t_fail simfab-basic:lid-change "h3/1 not Active with LID 16"
+fi
+check_pr h2-h3-newlid 4 16 1 83 83 94
+echo "lid h3/1 8" >"$ctl"
+
 # The capture ring saw the GetTable and its RMPP answer.
 # (debugfs files have size 0: copy them before diag_file.)
 cap=/tmp/simfab.capture
