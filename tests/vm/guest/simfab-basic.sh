@@ -113,6 +113,36 @@ else
 	t_pass simfab-basic:pr-unknown
 fi
 
+# simfab_test.ko: KTAP checks of UD delivery (GRH, path bits, Q_Key and
+# P_Key drops) and of ib_sa's own PathRecord Get, in the kernel log.
+if modinfo simfab_test >/dev/null 2>&1; then
+	m2=$(dmesg_mark)
+	if timeout 60 modprobe simfab_test; then
+		dmesg_since "$m2" | sed -n 's/^\[[^]]*\] //p' >/tmp/ktap.out
+		while read -r st _ name rest; do
+			case $st in
+			ok) t_pass "simfab-basic:$name" ;;
+			not) t_fail "simfab-basic:${rest%% *}" "${rest#* # }" ;;
+			esac
+		done <<-EOF
+		$(grep -E '^(ok|not ok) [0-9]+ simfab_' /tmp/ktap.out)
+		EOF
+		planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' /tmp/ktap.out)
+		ran=$(grep -cE '^(ok|not ok) [0-9]+ simfab_' /tmp/ktap.out)
+		if [ "$ran" -eq "${planned:-0}" ]; then
+			t_pass simfab-basic:ktap-plan
+		else
+			diag_file /tmp/ktap.out
+			t_fail simfab-basic:ktap-plan "$ran of ${planned:-?} KTAP results"
+		fi
+		rmmod simfab_test
+	else
+		t_fail simfab-basic:ktap "modprobe simfab_test failed"
+	fi
+else
+	t_skip simfab-basic:ktap "simfab_test.ko not in the image"
+fi
+
 # debugfs topology reads back what the module built.
 cat /sys/kernel/debug/simfab/topology >/tmp/simfab.topo
 if grep -q '^subnet prefix=0xfe80000000000000 lmc=1 sm=h1:1 sm_lid=2$' /tmp/simfab.topo &&
