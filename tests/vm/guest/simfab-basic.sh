@@ -215,6 +215,29 @@ if rmmod simfab; then
 else
 	t_fail simfab-basic:unload "rmmod simfab failed"
 fi
+# Unload with MADs in flight: saquery keeps querying while simfab goes.
+if modprobe simfab; then
+	sleep 1
+	(
+		i=0
+		while [ $i -lt 40 ]; do
+			timeout 5 saquery -C simfab1 -P 1 PR --slid 4 --dlid 8 >/dev/null 2>&1
+			i=$((i + 1))
+		done
+	) &
+	loop=$!
+	sleep 1
+	if rmmod simfab; then
+		t_pass simfab-basic:unload-in-flight
+	else
+		t_fail simfab-basic:unload-in-flight "rmmod simfab with saquery running failed"
+	fi
+	kill "$loop" 2>/dev/null
+	wait "$loop" 2>/dev/null
+else
+	t_fail simfab-basic:unload-in-flight "modprobe simfab (again) failed"
+fi
+
 # The unsigned-module taint line is expected (tests/vm/README.md).
 dmesg_since "$mark" | grep -v 'module verification failed' >/tmp/simfab.dmesg
 if grep -Eq "$DMESG_BAD" /tmp/simfab.dmesg; then
