@@ -109,5 +109,6 @@ int sf_host_of_port(const struct sf_port *port);
 /* simfab_sa.c */
 void sf_sa_recv(struct sf_pkt *pkt);
 u64 sf_sa_count(int which);
+void sf_sa_cleanup(void);
 
 #endif

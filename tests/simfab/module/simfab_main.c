@@ -1445,6 +1445,7 @@ static void __exit sf_exit(void)
 	debugfs_remove_recursive(sf_debugfs);
 	sf_remove_all();
 	destroy_workqueue(sf_wq);
+	sf_sa_cleanup();
 	/* Packets queued after the last flush (none expected). */
 	while (!list_empty(&sf_wire)) {
 		struct sf_pkt *pkt = list_first_entry(&sf_wire, struct sf_pkt,

@@ -23,11 +23,13 @@
 #define SA_DATA		56
 #define SA_DATA_LEN	(IB_MGMT_MAD_SIZE - SA_DATA)
 #define PR_LEN		64
+#define SA_MAX_RECS	1024	/* 64 KiB of PathRecords per GetTable */
 
 /* SA status codes, MAD status bits 8-14 (IBA 15.2.1.1 table 187). */
-#define SA_ERR_NO_RECORDS	(3 << 8)
-#define SA_ERR_INVALID_GID	(5 << 8)
-#define SA_ERR_INSUFF_COMPS	(6 << 8)
+#define SA_ERR_NO_RESOURCES	0x0100
+#define SA_ERR_NO_RECORDS	0x0300
+#define SA_ERR_INVALID_GID	0x0500
+#define SA_ERR_INSUFF_COMPS	0x0600
 
 static atomic64_t sa_requests, sa_answered, sa_dropped, sa_acks;
 
@@ -246,42 +248,14 @@ static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
 	return n;
 }
 
-static void sa_reply(struct sf_pkt *req, u8 method, u16 status,
-		     const u8 *recs, int n, bool rmpp)
+/* Address an answer: from the SM port's QP1 back to the request's source
+ * LID and QP (IBA 13.5.1.2), reversing its GRH if it had one, and put it
+ * on the wire.
+ */
+static void sa_send(const struct sf_pkt *req, struct sf_pkt *pkt)
 {
-	struct sf_port *sm;
-	struct sf_pkt *pkt;
-	u8 *m;
+	struct sf_port *sm = sf_port_by_lid(sf_fab.sm_lid, NULL);
 
-	pkt = sf_pkt_alloc(IB_MGMT_MAD_SIZE, GFP_KERNEL);
-	if (!pkt) {
-		atomic64_inc(&sa_dropped);
-		return;
-	}
-	m = pkt->data;
-	memcpy(m, req->data, 24);		/* MAD header, TID kept */
-	m[3] = method;
-	put_unaligned_be16(status, m + 4);
-	memcpy(m + SA_COMP_MASK, req->data + SA_COMP_MASK, 8);
-	put_unaligned_be16(PR_LEN / 8, m + SA_ATTR_OFFSET);
-	if (n)
-		memcpy(m + SA_DATA, recs, n * PR_LEN);
-	if (rmpp) {
-		/* IBA 13.6.2: one DATA segment, ACTIVE|FIRST|LAST, segment 1;
-		 * PayloadLength counts the SA header and the records.
-		 */
-		m[SA_RMPP] = IB_MGMT_RMPP_VERSION;
-		m[SA_RMPP + 1] = IB_MGMT_RMPP_TYPE_DATA;
-		m[SA_RMPP + 2] = IB_MGMT_RMPP_FLAG_ACTIVE |
-				 IB_MGMT_RMPP_FLAG_FIRST |
-				 IB_MGMT_RMPP_FLAG_LAST;
-		put_unaligned_be32(1, m + SA_RMPP + 4);
-		put_unaligned_be32(20 + n * PR_LEN, m + SA_RMPP + 8);
-	}
-	/* From the SM port's QP1 back to the requester's LID and QP
-	 * (IBA 13.5.1.2: responses go to the request's source).
-	 */
-	sm = sf_port_by_lid(sf_fab.sm_lid, NULL);
 	pkt->src = sm;
 	pkt->slid = sf_fab.sm_lid;
 	pkt->dlid = req->slid;
@@ -301,10 +275,174 @@ static void sa_reply(struct sf_pkt *req, u8 method, u16 status,
 		pkt->has_grh = true;
 	}
 	if (sm)
-		sf_count(sm, 0, m, pkt->len);
+		sf_count(sm, 0, pkt->data, pkt->len);
 	sf_deliver(pkt);
 	kfree(pkt);
 	atomic64_inc(&sa_answered);
+}
+
+static struct sf_pkt *sa_answer(const struct sf_pkt *req, u8 method,
+				u16 status)
+{
+	struct sf_pkt *pkt = sf_pkt_alloc(IB_MGMT_MAD_SIZE, GFP_KERNEL);
+	u8 *m;
+
+	if (!pkt) {
+		atomic64_inc(&sa_dropped);
+		return NULL;
+	}
+	m = pkt->data;
+	memcpy(m, req->data, 24);		/* MAD header, TID kept */
+	m[3] = method;
+	put_unaligned_be16(status, m + 4);
+	memcpy(m + SA_COMP_MASK, req->data + SA_COMP_MASK, 8);
+	put_unaligned_be16(PR_LEN / 8, m + SA_ATTR_OFFSET);
+	return pkt;
+}
+
+/* A non-RMPP answer: Get, or an error to another method. */
+static void sa_reply(struct sf_pkt *req, u8 method, u16 status,
+		     const u8 *recs, int n)
+{
+	struct sf_pkt *pkt = sa_answer(req, method, status);
+
+	if (!pkt)
+		return;
+	if (n)
+		memcpy(pkt->data + SA_DATA, recs, n * PR_LEN);
+	sa_send(req, pkt);
+}
+
+/*
+ * GetTableResp over RMPP (IBA 13.6.2): the SA data (records back to back)
+ * is cut into 200-byte segments, each behind a copy of the MAD, RMPP and
+ * SA headers. Only segment 1 goes at once, since the receiver's window
+ * starts at 1 (mad_rmpp.c); the rest follow the receiver's ACKs up to the
+ * window each ACK grants. A one-segment answer is complete when sent.
+ */
+#define SA_XFERS	8
+
+struct sa_xfer {
+	struct sf_pkt *req;	/* copy of the request */
+	u16 status;
+	u8 *data;
+	u32 len;
+	int nsegs;
+	int sent;
+	unsigned long start;
+};
+
+static struct sa_xfer sa_xfers[SA_XFERS];	/* only the worker uses it */
+
+static void sa_xfer_free(struct sa_xfer *x)
+{
+	kfree(x->req);
+	kfree(x->data);
+	memset(x, 0, sizeof(*x));
+}
+
+void sf_sa_cleanup(void)
+{
+	int i;
+
+	for (i = 0; i < SA_XFERS; i++)
+		sa_xfer_free(&sa_xfers[i]);
+}
+
+static void sa_send_seg(struct sa_xfer *x, int seg)
+{
+	u32 off = (seg - 1) * SA_DATA_LEN;
+	u32 chunk = min_t(u32, x->len - off, SA_DATA_LEN);
+	struct sf_pkt *pkt;
+	u8 *m, flags = IB_MGMT_RMPP_FLAG_ACTIVE;
+	u32 paylen = 0;
+
+	pkt = sa_answer(x->req, IB_SA_METHOD_GET_TABLE_RESP, x->status);
+	if (!pkt)
+		return;
+	m = pkt->data;
+	if (x->len)
+		memcpy(m + SA_DATA, x->data + off, chunk);
+	/* PayloadLength: in the first segment the whole transfer (every
+	 * segment's SA header and data), in the last the bytes it carries,
+	 * otherwise 0 (IBA 13.6.2.3); ib_mad sizes the result from the
+	 * last one (mad_rmpp.c get_mad_len).
+	 */
+	if (seg == 1) {
+		flags |= IB_MGMT_RMPP_FLAG_FIRST;
+		paylen = x->nsegs * 20 + x->len;
+	}
+	if (seg == x->nsegs) {
+		flags |= IB_MGMT_RMPP_FLAG_LAST;
+		paylen = 20 + chunk;
+		if (seg == 1)
+			paylen = 20 + x->len;
+	}
+	m[SA_RMPP] = IB_MGMT_RMPP_VERSION;
+	m[SA_RMPP + 1] = IB_MGMT_RMPP_TYPE_DATA;
+	m[SA_RMPP + 2] = flags;
+	put_unaligned_be32(seg, m + SA_RMPP + 4);
+	put_unaligned_be32(paylen, m + SA_RMPP + 8);
+	x->sent = seg;
+	sa_send(x->req, pkt);
+}
+
+static void sa_table(struct sf_pkt *req, u16 status, u8 *data, u32 len)
+{
+	struct sa_xfer *x = NULL;
+	int i;
+
+	/* A free slot, else the oldest (its receiver gave up long ago). */
+	for (i = 0; i < SA_XFERS; i++) {
+		if (!sa_xfers[i].req) {
+			x = &sa_xfers[i];
+			break;
+		}
+		if (!x || time_before(sa_xfers[i].start, x->start))
+			x = &sa_xfers[i];
+	}
+	sa_xfer_free(x);
+	x->req = kmemdup(req, struct_size(req, data, req->len), GFP_KERNEL);
+	if (!x->req) {
+		kfree(data);
+		atomic64_inc(&sa_dropped);
+		return;
+	}
+	x->status = status;
+	x->data = data;
+	x->len = len;
+	x->nsegs = max_t(int, 1, DIV_ROUND_UP(len, SA_DATA_LEN));
+	x->start = jiffies;
+	sa_send_seg(x, 1);
+	if (x->nsegs == 1)
+		sa_xfer_free(x);
+}
+
+/* An RMPP ACK, STOP or ABORT from a requester. */
+static void sa_rmpp_ctl(struct sf_pkt *pkt)
+{
+	const u8 *m = pkt->data;
+	struct sa_xfer *x = NULL;
+	int i, seg, win;
+
+	for (i = 0; i < SA_XFERS; i++)
+		if (sa_xfers[i].req && sa_xfers[i].req->slid == pkt->slid &&
+		    !memcmp(sa_xfers[i].req->data + 8, m + 8, 8))
+			x = &sa_xfers[i];
+	if (!x)
+		return;		/* the ACK of a one-segment answer */
+	if (m[SA_RMPP + 1] != IB_MGMT_RMPP_TYPE_ACK) {
+		sa_xfer_free(x);
+		return;
+	}
+	seg = get_unaligned_be32(m + SA_RMPP + 4);
+	win = get_unaligned_be32(m + SA_RMPP + 8);
+	if (seg >= x->nsegs) {
+		sa_xfer_free(x);
+		return;
+	}
+	while (x->sent < min(win, x->nsegs))
+		sa_send_seg(x, x->sent + 1);
 }
 
 /* Called by the worker for every SA-class MAD sent to the SM LID. */
@@ -312,17 +450,18 @@ void sf_sa_recv(struct sf_pkt *pkt)
 {
 	u8 *recs, method = pkt->data[3];
 	struct pr_query q;
-	int n, max;
 	u16 err;
+	int n;
 
-	/* RMPP ACK/STOP/ABORT for our single-segment GetTableResp: the
-	 * transfer is complete when sent, nothing to do (IBA 13.6.2.3).
+	/* RMPP ACK/STOP/ABORT for a GetTableResp: they pace a multi-segment
+	 * answer; a one-segment answer is complete when sent (IBA 13.6.2.3).
 	 * ib_mad's ACK carries the request method (mad_rmpp.c format_ack
 	 * flips the response bit), so test the RMPP type, not the method.
 	 */
 	if ((pkt->data[SA_RMPP + 2] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
 	    pkt->data[SA_RMPP + 1] != IB_MGMT_RMPP_TYPE_DATA) {
 		atomic64_inc(&sa_acks);
+		sa_rmpp_ctl(pkt);
 		return;
 	}
 	atomic64_inc(&sa_requests);
@@ -334,7 +473,7 @@ void sf_sa_recv(struct sf_pkt *pkt)
 	if (method != IB_MGMT_METHOD_GET &&
 	    method != IB_SA_METHOD_GET_TABLE) {
 		sa_reply(pkt, method | IB_MGMT_METHOD_RESP,
-			 IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD, NULL, 0, false);
+			 IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD, NULL, 0);
 		return;
 	}
 	if (method == IB_MGMT_METHOD_GET &&
@@ -348,42 +487,46 @@ void sf_sa_recv(struct sf_pkt *pkt)
 		cpi[0] = 1;
 		cpi[1] = 2;
 		put_unaligned_be32(18, cpi + 4);
-		sa_reply(pkt, IB_MGMT_METHOD_GET_RESP, 0, cpi, 1, false);
+		sa_reply(pkt, IB_MGMT_METHOD_GET_RESP, 0, cpi, 1);
 		return;
 	}
 	if (get_unaligned_be16(pkt->data + 16) != IB_SA_ATTR_PATH_REC) {
-		sa_reply(pkt, method | IB_MGMT_METHOD_RESP,
-			 IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB, NULL, 0,
-			 method == IB_SA_METHOD_GET_TABLE);
+		if (method == IB_SA_METHOD_GET_TABLE)
+			sa_table(pkt, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
+				 NULL, 0);
+		else
+			sa_reply(pkt, IB_MGMT_METHOD_GET_RESP,
+				 IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB,
+				 NULL, 0);
 		return;
 	}
-	recs = kmalloc(SA_DATA_LEN, GFP_KERNEL);
+	recs = kmalloc_array(SA_MAX_RECS, PR_LEN, GFP_KERNEL);
 	if (!recs) {
 		atomic64_inc(&sa_dropped);
 		return;
 	}
 	q.mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
 	q.rec = pkt->data + SA_DATA;
-	max = SA_DATA_LEN / PR_LEN;
-	n = pr_collect(&q, recs, max, &err);
+	n = pr_collect(&q, recs, SA_MAX_RECS, &err);
 	if (method == IB_MGMT_METHOD_GET) {
-		/* IBA 15.4.3: Get answers exactly one record. */
+		/* IBA 15.4.3: Get answers one record; OpenSM gives the
+		 * first (preferred) one when several match.
+		 */
 		if (!err && !n)
 			err = SA_ERR_NO_RECORDS;
-		sa_reply(pkt, IB_MGMT_METHOD_GET_RESP, err, recs,
-			 err ? 0 : 1, false);
-	} else {
-		/* Single segment only: more than three records would need
-		 * a windowed RMPP transfer, which is not done yet.
-		 */
-		if (n > max) {
-			pr_warn_ratelimited("simfab: SA GetTable truncated to %d PathRecords\n",
-					    max);
-			n = max;
-		}
-		sa_reply(pkt, IB_SA_METHOD_GET_TABLE_RESP,
-			 err == SA_ERR_NO_RECORDS ? 0 : err, recs, err ? 0 : n,
-			 true);
+		sa_reply(pkt, IB_MGMT_METHOD_GET_RESP, err, recs, err ? 0 : 1);
+		kfree(recs);
+		return;
 	}
-	kfree(recs);
+	/* GetTable: no match is an empty table, not an error. */
+	if (err == SA_ERR_NO_RECORDS)
+		err = 0;
+	if (n > SA_MAX_RECS)
+		err = SA_ERR_NO_RESOURCES;
+	if (err) {
+		kfree(recs);
+		sa_table(pkt, err, NULL, 0);
+		return;
+	}
+	sa_table(pkt, 0, recs, n * PR_LEN);	/* takes recs */
 }
