@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-vm demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-vm simfab demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -31,7 +31,7 @@ deps:
 	scripts/install-deps
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
-check: deps modules
+check: deps modules simfab
 	tests/run lint unit build vm
 
 check-lint:
@@ -43,8 +43,14 @@ check-unit:
 check-build: deps
 	tests/run build
 
-check-vm: deps modules
+check-vm: deps modules simfab
 	tests/run vm
+
+# simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
+# rdma_cm client: the vm tier puts them into the guest image when built.
+simfab:
+	tests/simfab/build
+	$(MAKE) -C tests/simfab/client O=$(CURDIR)/build/simfab
 
 demo: deps modules
 	tests/vm/demo
