@@ -782,9 +782,11 @@ static int sf_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		pkt->dqpn = ud->remote_qpn;
 		pkt->sqpn = ibqp->qp_num;
 		/* IBA 10.2.5: a WR Q_Key with the high bit set means "use
-		 * the QP's Q_Key".
+		 * the QP's Q_Key". That holds for QP1 too, whose Q_Key
+		 * ib_mad sets to 0x80010000: every MAD it sends carries
+		 * IB_QP_SET_QKEY (0x80000000), as mlx4/rxe resolve it.
 		 */
-		pkt->qkey = (ud->remote_qkey & 0x80000000) && ibqp->qp_num != 1 ?
+		pkt->qkey = ud->remote_qkey & 0x80000000 ?
 			    qp->qkey : ud->remote_qkey;
 		/* GSI sends name their P_Key per WR (IBA 13.5.3.2). */
 		pkt->pkey = port->pkeys[ibqp->qp_type == IB_QPT_GSI ?
@@ -1036,7 +1038,7 @@ struct sf_cap {
 	u32 sqpn, dqpn, qkey;
 	u16 pkey;
 	union ib_gid sgid, dgid;
-	u8 mad[64];	/* MAD header + start of the data */
+	u8 mad[IB_MGMT_MAD_SIZE];	/* the whole MAD (GSI MADs are 256) */
 	u32 len;
 	const char *verdict;
 };
@@ -1080,6 +1082,7 @@ static int sf_capture_show(struct seq_file *m, void *v)
 	u64 first, s;
 	unsigned long flags;
 	struct sf_cap *c;
+	int i, n;
 
 	c = kmalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
@@ -1102,13 +1105,17 @@ static int sf_capture_show(struct seq_file *m, void *v)
 				   c->hop_limit, c->sgid.raw, c->dgid.raw);
 		else
 			seq_puts(m, " grh=0");
-		seq_printf(m, " class=0x%02x cv=%u method=0x%02x status=0x%04x tid=0x%016llx attr=0x%04x attrmod=0x%08x verdict=%s mad=%*phN\n",
+		seq_printf(m, " class=0x%02x cv=%u method=0x%02x status=0x%04x tid=0x%016llx attr=0x%04x attrmod=0x%08x verdict=%s mad=",
 			   c->mad[1], c->mad[2], c->mad[3],
 			   get_unaligned_be16(c->mad + 4),
 			   get_unaligned_be64(c->mad + 8),
 			   get_unaligned_be16(c->mad + 16),
-			   get_unaligned_be32(c->mad + 20), c->verdict,
-			   (int)min_t(u32, c->len, sizeof(c->mad)), c->mad);
+			   get_unaligned_be32(c->mad + 20), c->verdict);
+		/* The whole MAD in hex; %ph prints at most 64 bytes a time. */
+		n = min_t(u32, c->len, sizeof(c->mad));
+		for (i = 0; i < n; i += 64)
+			seq_printf(m, "%*phN", min(n - i, 64), c->mad + i);
+		seq_putc(m, '\n');
 	}
 	kfree(c);
 	return 0;
