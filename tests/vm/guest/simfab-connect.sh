@@ -11,7 +11,8 @@
 # rules in tests/simfab/README.md), and the captured CM MADs (class 0x07)
 # carry the expected fields. Pairs: h1 -> h3 (h3's SL/MTU/rate win), the
 # dual-ported h2 on its second port as the active side and as the passive
-# side. Last, simfab is unloaded while a connection attempt has MADs
+# side, and h1 -> h2 port 2 over a path set at LMC offset 1 (path bits in
+# the LRHs, the receive completions and the QP attributes). Last, simfab is unloaded while a connection attempt has MADs
 # outstanding and rdma_cm ids on its devices. Skips without simfab.ko or
 # simfab-cm in the image.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -123,9 +124,11 @@ madn() {
 }
 
 # ---- one connection --------------------------------------------------------
-# connect_pair NAME ACTIVE-H/P PASSIVE-H/P PORT ACTIVE-QPN PASSIVE-QPN
+# connect_pair NAME ACTIVE-H/P PASSIVE-H/P PORT ACTIVE-QPN PASSIVE-QPN [OFFSET]
+# With OFFSET the route is not asked of the SA but set (RDMA_OPTION_IB_PATH)
+# to the LIDs at that LMC offset at both ends, with the SA's other values.
 connect_pair() {
-	_c=$1 _a=$2 _p=$3 _port=$4 _qa=$5 _qp=$6
+	_c=$1 _a=$2 _p=$3 _port=$4 _qa=$5 _qp=$6 _off=${7:-}
 	_o=/tmp/sfc-$_c.out _cap=/tmp/sfc-$_c.cap
 	_agid=$(port_gid "$_a") _pgid=$(port_gid "$_p")
 	_alid=$(topo_port "$_a" lid) _plid=$(topo_port "$_p" lid)
@@ -138,6 +141,12 @@ connect_pair() {
 	_rate=$(min "$(topo_host "$_ah" rate)" "$(topo_host "$_ph" rate)")
 	_life=$(max "$(topo_host "$_ah" life)" "$(topo_host "$_ph" life)")
 	_sid=$((0x13f0000 | _port))
+	if [ -n "$_off" ]; then
+		set -- "path dgid=$_pgid sgid=$_agid dlid=$((_plid + _off)) slid=$((_alid + _off)) pkey=0xffff sl=$_sl mtu_selector=2 mtu=$_mtu rate_selector=2 rate=$_rate packet_life_selector=2 packet_life=$_life reversible=1 numb_path=1" \
+			'set-path'
+	else
+		set -- 'resolve-route timeout=5000'
+	fi
 
 	echo clear >$D/ctl
 	if ! timeout 60 "$CM" 'timeout 10000' \
@@ -145,7 +154,7 @@ connect_pair() {
 		'id cli ps=ib' "bind gid=$_agid" \
 		"resolve-addr dst-gid=$_pgid dst-port=$_port timeout=5000" \
 		'wait ADDR_RESOLVED id=cli' \
-		'resolve-route timeout=5000' 'wait ROUTE_RESOLVED id=cli' \
+		"$@" 'wait ROUTE_RESOLVED id=cli' \
 		'tag cli' 'query-path' 'query-addr' "connect qpn=$_qa" \
 		'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' \
 		"accept qpn=$_qp" \
@@ -184,6 +193,10 @@ connect_pair() {
 	chk dgid "$(gid_hex "$(out "$_o" 'cli.path[0].dgid')")" "$(port_gidhex "$_p")"
 	chk_num dlid-base $((_dlid & ~MASK)) "$_plid"
 	chk_num slid-base $((_slid & ~MASK)) "$_alid"
+	if [ -n "$_off" ]; then
+		chk_num dlid "$_dlid" $((_plid + _off))
+		chk_num slid "$_slid" $((_alid + _off))
+	fi
 	chk_num sl "$(out "$_o" 'cli.path[0].sl')" "$_sl"
 	chk_num mtu "$(out "$_o" 'cli.path[0].mtu')" "$_mtu"
 	chk_num rate "$(out "$_o" 'cli.path[0].rate')" "$_rate"
@@ -231,7 +244,13 @@ connect_pair() {
 
 	# The SA saw a PathRecord Get from the active port and answered it;
 	# the answer's record (MAD byte 56 on, IBA 15.2.5.16) is what
-	# QUERY_PATH reports.
+	# QUERY_PATH reports. (A path set by hand asks no SA.)
+	[ -n "$_off" ] || sa_check
+	cm_check
+}
+
+# sa_check: connect_pair's SA part (it sets the variables used here).
+sa_check() {
 	_q=$(grep " slid=$_slid dlid=$SM_LID .* class=0x03 .* method=0x01 .* attr=0x0035 .* verdict=sa " "$_cap" | head -n 1)
 	_r=$(grep " dlid=$_slid .* class=0x03 .* method=0x81 status=0x0000 .* attr=0x0035 .* verdict=delivered " "$_cap" | head -n 1)
 	chk_begin
@@ -257,6 +276,10 @@ connect_pair() {
 		chk_num life $(($(madn "$_rm" 112 1) & 0x3f)) "$(out "$_o" 'cli.path[0].packet_life')"
 	fi
 	chk_end "$_c-sa-path" "$_cap"
+}
+
+# cm_check: connect_pair's CM MAD part.
+cm_check() {
 
 	# CM MADs (class 0x07, Send): REQ (0x0010), REP (0x0013), RTU
 	# (0x0014), in that order, between the two ports' LIDs on the path's
@@ -317,6 +340,14 @@ connect_pair h1-h3 h1/1 h3/1 7100 0x123 0x456
 # the SA query and the QP leave from port 2, the REQ arrives on port 2.
 connect_pair h2p2-h1 h2/2 h1/1 7101 0x1234 0xabcdef
 connect_pair h3-h2p2 h3/1 h2/2 7102 0xfffffe 0x2
+# LMC path bits: a path set at LMC offset 1 at both ends. The REQ leaves
+# from LID+1 to LID+1; the passive side answers from what its receive
+# completion says (slid, dlid_path_bits) and takes the REQ's LIDs.
+if [ "$MASK" -ge 1 ]; then
+	connect_pair h1-h2p2-lmc h1/1 h2/2 7104 0x4321 0x8765 1
+else
+	t_skip $T:lmc "the topology has LMC 0"
+fi
 
 # Unload with MADs outstanding: a connection whose REQ is never answered
 # (the passive side never accepts), rdma_cm ids open on both devices, and
