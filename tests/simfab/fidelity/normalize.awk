@@ -6,13 +6,16 @@
 # bits); records with an end that is no host port (OpenSM's switch) are
 # left out. Hex values are lower-cased.
 BEGIN {
+	nl = 1		# 2^lmc (busybox awk may lack '^')
+	for (i = 0; i < lmc; i++)
+		nl *= 2
 	n = split(portmap, pl, "\n")
 	for (i = 1; i <= n; i++) {
 		if (split(pl[i], w, " ") < 4)
 			continue
 		lid = w[4]
 		sub(/^lid=/, "", lid)
-		for (o = 0; o < 2 ^ lmc; o++)
+		for (o = 0; o < nl; o++)
 			name[lid + o] = w[2] "+" o
 	}
 	nf = split("sgid dgid sl mtu rate pkt_life num_path_revers hop_flow_raw tclass pkey qos_class preference service_id", fields, " ")

@@ -44,6 +44,7 @@ u64 sf_sa_count(int which)
 struct pr_query {
 	u64 mask;
 	const u8 *rec;
+	bool get;		/* SubnAdmGet: one record */
 };
 
 static bool has(const struct pr_query *q, __be64 bit)
@@ -51,19 +52,28 @@ static bool has(const struct pr_query *q, __be64 bit)
 	return q->mask & be64_to_cpu(bit);
 }
 
-/* IBA 15.2.5.16: selectors 0 >, 1 <, 2 =, 3 largest/smallest available. */
-static bool sel_ok(u8 sel, u8 want, u8 have, bool rate)
+/*
+ * IBA 15.2.5.16: selectors 0 >, 1 <, 2 =, 3 largest/smallest available.
+ * Like OpenSM (pr_rcv_get_path_parms), "exactly" accepts a path that
+ * can do more and answers with the value asked for: a 2048 path carries
+ * 1024-byte packets. False when the path does not qualify.
+ */
+static bool sel_ok(u8 sel, u8 want, u8 *have, bool rate)
 {
-	int w = want, h = have;
+	int w = want, h = *have;
 
 	if (rate) {
 		w = ib_rate_to_mbps(want);
-		h = ib_rate_to_mbps(have);
+		h = ib_rate_to_mbps(*have);
 	}
 	switch (sel) {
 	case 0: return h > w;
 	case 1: return h < w;
-	case 2: return h == w;
+	case 2:
+		if (h < w)
+			return false;
+		*have = want;
+		return true;
 	default: return true;
 	}
 }
@@ -73,6 +83,47 @@ static u8 min_rate(u8 a, u8 b)
 	return ib_rate_to_mbps(a) <= ib_rate_to_mbps(b) ? a : b;
 }
 
+/* OpenSM's match_pkey (osm_pkey.c): the same base, one a full member. */
+static bool pkey_pair_ok(u16 a, u16 b)
+{
+	return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) &&
+	       ((a | b) & 0x8000);
+}
+
+/* The entry of @p with @pkey's base, or 0. */
+static u16 pkey_entry(const struct sf_port *p, u16 pkey)
+{
+	int i;
+
+	for (i = 0; i < SF_PKEYS; i++)
+		if ((p->pkeys[i] & 0x7fff) && (p->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return p->pkeys[i];
+	return 0;
+}
+
+/*
+ * The P_Key of a path when the query names none: OpenSM's
+ * osm_physp_find_common_pkey returns the source port's entry of the first
+ * shared key in its table map, which is ordered by the base value as a
+ * network-order u16 read on a little-endian host (so 0x0001 comes before
+ * 0x7fff). Checked against OpenSM 3.3.23 (tests/simfab/fidelity). 0: none.
+ */
+static u16 common_pkey(const struct sf_port *s, const struct sf_port *d)
+{
+	u16 best = 0;
+	int i;
+
+	for (i = 0; i < SF_PKEYS; i++) {
+		u16 k = s->pkeys[i];
+
+		if (!pkey_pair_ok(k, pkey_entry(d, k)))
+			continue;
+		if (!best || swab16(k & 0x7fff) < swab16(best & 0x7fff))
+			best = k;
+	}
+	return best;
+}
+
 /*
  * Build the record for one (SLID, DLID) pair; false when the query's
  * components exclude it. The path crosses one switch, so (as OpenSM
@@ -80,7 +131,7 @@ static u8 min_rate(u8 a, u8 b)
  * and the path is reversible (both directions have the same properties).
  */
 static bool pr_build(const struct pr_query *q, struct sf_port *s,
-		     struct sf_port *d, u16 slid, u16 dlid, u8 *r)
+		     struct sf_port *d, u16 slid, u16 dlid, u8 pref, u8 *r)
 {
 	struct sf_host *sh = &sf_fab.hosts[sf_host_of_port(s)];
 	struct sf_host *dh = &sf_fab.hosts[sf_host_of_port(d)];
@@ -90,31 +141,35 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	 * the higher of the two hosts' SLs (the README explains the model).
 	 */
 	u8 sl = max(sh->sl, dh->sl);
-	u8 life = max(sh->life, dh->life);
-	u16 pkey = IB_DEFAULT_PKEY_FULL;
+	/* IBA 15.2.5.16 table 205: PacketLifeTime is 0 for a loopback path
+	 * (OpenSM pr_rcv_build_pr).
+	 */
+	u8 life = s == d ? 0 : max(sh->life, dh->life);
+	u16 pkey;
 	const u8 *in = q->rec;
-	int i, j;
 
 	if (has(q, IB_SA_PATH_REC_PKEY)) {
-		bool ok_s = false, ok_d = false;
-
+		/* OpenSM osm_physp_share_this_pkey: both ports have the key,
+		 * one of them as a full member (IBA 10.9.3); the answer
+		 * carries the key as asked.
+		 */
 		pkey = get_unaligned_be16(in + 50);
-		for (i = 0; i < SF_PKEYS; i++) {
-			ok_s |= (s->pkeys[i] & 0x7fff) == (pkey & 0x7fff);
-			ok_d |= (d->pkeys[i] & 0x7fff) == (pkey & 0x7fff);
-		}
-		if (!ok_s || !ok_d)
+		if (!pkey_pair_ok(pkey_entry(s, pkey), pkey_entry(d, pkey)))
+			return false;
+	} else {
+		pkey = common_pkey(s, d);
+		if (!pkey)
 			return false;
 	}
 	if (has(q, IB_SA_PATH_REC_SL) && (get_unaligned_be16(in + 52) & 0xf) != sl)
 		return false;
 	if (has(q, IB_SA_PATH_REC_MTU) &&
 	    !sel_ok(has(q, IB_SA_PATH_REC_MTU_SELECTOR) ? in[54] >> 6 : 2,
-		    in[54] & 0x3f, mtu, false))
+		    in[54] & 0x3f, &mtu, false))
 		return false;
 	if (has(q, IB_SA_PATH_REC_RATE) &&
 	    !sel_ok(has(q, IB_SA_PATH_REC_RATE_SELECTOR) ? in[55] >> 6 : 2,
-		    in[55] & 0x3f, rate, true))
+		    in[55] & 0x3f, &rate, true))
 		return false;
 	/* IBA 15.2.5.16: a Reversible component of 1 needs reversible
 	 * paths; every path here is.
@@ -138,10 +193,7 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	r[54] = 2 << 6 | mtu;			/* selector "exactly" */
 	r[55] = 2 << 6 | rate;
 	r[56] = 2 << 6 | life;
-	/* Preference 0 for the LMC-aligned pairs OpenSM prefers. */
-	i = slid - s->lid;
-	j = dlid - d->lid;
-	r[57] = i == j ? 0 : 1;
+	r[57] = pref;
 	return true;
 }
 
@@ -174,35 +226,71 @@ static struct sf_port *pr_end(const struct pr_query *q, bool src, u16 *err)
 	return NULL;
 }
 
+/* Add one record; true when it does not fit. */
+static bool pr_add(const struct pr_query *q, struct sf_port *sp,
+		   struct sf_port *dp, u16 slid, u16 dlid, u8 pref, u8 *out,
+		   int max, int *n, int *found)
+{
+	if (*n == max)
+		return true;
+	if (pr_build(q, sp, dp, slid, dlid, pref, out + *n * PR_LEN)) {
+		(*n)++;
+		(*found)++;
+	}
+	return false;
+}
+
 /*
- * Add the records of one port pair; true when they do not fit. Without
- * an SLID or DLID in the query only OpenSM's preferred paths are given:
- * the same LMC offset at both ends (base to base, base+1 to base+1...);
- * a query naming a LID gets the pairs with that LID.
+ * Add the records of one port pair; true when they do not fit. As OpenSM
+ * (pr_rcv_get_port_pair_paths): the LID ranges are the ports' 2^LMC LIDs,
+ * or the one LID the query names; first the "redundant" pairs, both ends
+ * stepping up together from the bottom of their ranges (Preference 0),
+ * then every other pair (Preference 2). A Get takes one record, a
+ * NumbPath component that many per port pair (IBA 15.2.5.16).
  */
 static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 		    struct sf_port *dp, u8 *out, int max, int *n)
 {
-	bool any = has(q, IB_SA_PATH_REC_SLID) || has(q, IB_SA_PATH_REC_DLID);
-	int so, dof, nl = 1 << sf_fab.lmc;
+	int nl = 1 << sf_fab.lmc, found = 0, iters = INT_MAX, so, dof;
+	u16 smin = sp->lid, smax = sp->lid + nl - 1, s;
+	u16 dmin = dp->lid, dmax = dp->lid + nl - 1, d;
 
-	for (so = 0; so < nl; so++) {
-		for (dof = 0; dof < nl; dof++) {
-			u16 slid = sp->lid + so, dlid = dp->lid + dof;
+	if (has(q, IB_SA_PATH_REC_SLID)) {
+		s = get_unaligned_be16(q->rec + 42);
+		if (s < smin || s > smax)
+			return false;
+		smin = smax = s;
+	}
+	if (has(q, IB_SA_PATH_REC_DLID)) {
+		d = get_unaligned_be16(q->rec + 40);
+		if (d < dmin || d > dmax)
+			return false;
+		dmin = dmax = d;
+	}
+	if (q->get)
+		iters = 1;
+	else if (has(q, IB_SA_PATH_REC_NUMB_PATH))
+		iters = q->rec[49] & 0x7f;
 
-			if (!any && so != dof)
-				continue;
-			if (has(q, IB_SA_PATH_REC_SLID) &&
-			    get_unaligned_be16(q->rec + 42) != slid)
-				continue;
-			if (has(q, IB_SA_PATH_REC_DLID) &&
-			    get_unaligned_be16(q->rec + 40) != dlid)
-				continue;
-			if (*n == max)
-				return true;
-			if (pr_build(q, sp, dp, slid, dlid, out + *n * PR_LEN))
-				(*n)++;
+	for (s = smin, d = dmin; found < iters;) {
+		if (pr_add(q, sp, dp, s, d, 0, out, max, n, &found))
+			return true;
+		if (++s > smax || ++d > dmax)
+			break;
+	}
+	for (s = smin, d = dmin, so = 0, dof = 0; found < iters;) {
+		dof++;
+		if (++d > dmax) {
+			so++;
+			if (++s > smax)
+				break;
+			dof = 0;
+			d = dmin;
 		}
+		if (so == dof)
+			continue;
+		if (pr_add(q, sp, dp, s, d, 2, out, max, n, &found))
+			return true;
 	}
 	return false;
 }
@@ -233,13 +321,16 @@ static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
 	if (*err)
 		return 0;
 	np = all_ports(ports);
-	for (i = 0; i < np; i++) {
-		sp = ports[i];
-		if (s_one && sp != s_one)
+	/* OpenSM's order (pr_rcv_process_world): destinations outside,
+	 * sources inside, both by port GUID, which is topology order here.
+	 */
+	for (j = 0; j < np; j++) {
+		dp = ports[j];
+		if (d_one && dp != d_one)
 			continue;
-		for (j = 0; j < np; j++) {
-			dp = ports[j];
-			if (d_one && dp != d_one)
+		for (i = 0; i < np; i++) {
+			sp = ports[i];
+			if (s_one && sp != s_one)
 				continue;
 			if (pr_pair(q, sp, dp, out, max, &n))
 				return max + 1;
@@ -507,6 +598,7 @@ void sf_sa_recv(struct sf_pkt *pkt)
 	}
 	q.mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
 	q.rec = pkt->data + SA_DATA;
+	q.get = method == IB_MGMT_METHOD_GET;
 	n = pr_collect(&q, recs, SA_MAX_RECS, &err);
 	if (method == IB_MGMT_METHOD_GET) {
 		/* IBA 15.4.3: Get answers one record; OpenSM gives the

@@ -93,14 +93,15 @@ else
 	t_fail simfab-basic:pr-gid "want DLID 6 MTU 4096 from GIDs"
 fi
 
-# Every pair (4 ports x 4 ports x 2 preferred LMC offsets = 32 records,
-# 2048 bytes): a GetTableResp of 11 RMPP segments paced by ACKs.
+# Every pair (4 ports x 4 ports x 2x2 LMC LID pairs = 64 records, 4096
+# bytes; OpenSM returns every LID pair, the preferred ones first): a
+# GetTableResp of 21 RMPP segments paced by ACKs.
 if timeout 30 saquery -C simfab1 -P 1 PR >/tmp/pr.out 2>&1 &&
-	[ "$(grep -c 'PathRecord dump' /tmp/pr.out)" -eq 32 ]; then
+	[ "$(grep -c 'PathRecord dump' /tmp/pr.out)" -eq 64 ]; then
 	t_pass simfab-basic:pr-all-rmpp
 else
 	diag_file /tmp/pr.out
-	t_fail simfab-basic:pr-all-rmpp "want 32 PathRecords, got $(grep -c 'PathRecord dump' /tmp/pr.out)"
+	t_fail simfab-basic:pr-all-rmpp "want 64 PathRecords, got $(grep -c 'PathRecord dump' /tmp/pr.out)"
 fi
 
 no_record() { # NAME WHY SAQUERY-ARGS...
