@@ -259,13 +259,15 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 		s = get_unaligned_be16(q->rec + 42);
 		if (s < smin || s > smax)
 			return false;
-		smin = smax = s;
+		smin = s;
+		smax = s;
 	}
 	if (has(q, IB_SA_PATH_REC_DLID)) {
 		d = get_unaligned_be16(q->rec + 40);
 		if (d < dmin || d > dmax)
 			return false;
-		dmin = dmax = d;
+		dmin = d;
+		dmax = d;
 	}
 	if (q->get)
 		iters = 1;
