@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-vm simfab demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab deb demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -32,7 +32,7 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules simfab
-	tests/run lint unit build vm
+	tests/run lint unit build pkg vm
 
 check-lint:
 	tests/run lint
@@ -43,6 +43,9 @@ check-unit:
 check-build: deps
 	tests/run build
 
+check-pkg: deps
+	tests/run pkg
+
 check-vm: deps modules simfab
 	tests/run vm
 
@@ -51,6 +54,10 @@ check-vm: deps modules simfab
 simfab:
 	tests/simfab/build
 	$(MAKE) -C tests/simfab/client O=$(CURDIR)/build/simfab
+
+# Debian packages into build/deb (packaging/deb/).
+deb:
+	packaging/deb/build
 
 demo: deps modules
 	tests/vm/demo
