@@ -51,9 +51,16 @@ check-vm: deps modules simfab
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.
-simfab:
+simfab: build/simfab/opensm-pr.txt
 	tests/simfab/build
 	$(MAKE) -C tests/simfab/client O=$(CURDIR)/build/simfab
+
+# OpenSM's PathRecords on ibsim for simfab's default topology: the reference
+# the vm tier's simfab-fidelity test compares simfab's SA with.
+FIDELITY_DEPS := tests/simfab/topology/default.topo tests/simfab/fidelity/run \
+	tests/simfab/fidelity/normalize.awk
+build/simfab/opensm-pr.txt: $(FIDELITY_DEPS)
+	tests/simfab/fidelity/run
 
 # Debian packages into build/deb (packaging/deb/).
 deb:
