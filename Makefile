@@ -32,7 +32,7 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules simfab
-	tests/run lint unit build pkg vm
+	tests/run lint unit build pkg vm-rxe vm-simfab
 
 check-lint:
 	tests/run lint
@@ -47,7 +47,7 @@ check-pkg: deps
 	tests/run pkg
 
 check-vm: deps modules simfab
-	tests/run vm
+	tests/run vm-rxe vm-simfab
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.
