@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab deb demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab deb rpm demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -62,9 +62,12 @@ FIDELITY_DEPS := tests/simfab/topology/default.topo tests/simfab/fidelity/run \
 build/simfab/opensm-pr.txt: $(FIDELITY_DEPS)
 	tests/simfab/fidelity/run
 
-# Debian packages into build/deb (packaging/deb/).
+# Packages: build/deb (packaging/deb/), build/rpm (packaging/rpm/).
 deb:
 	packaging/deb/build
+
+rpm:
+	packaging/rpm/build
 
 demo: deps modules
 	tests/vm/demo
