@@ -32,7 +32,7 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules simfab
-	tests/run lint unit build pkg vm-rxe vm-simfab
+	tests/run lint unit build pkg vm-rxe vm-simfab vm-lockdown
 
 check-lint:
 	tests/run lint
@@ -47,7 +47,7 @@ check-pkg: deps
 	tests/run pkg
 
 check-vm: deps modules simfab
-	tests/run vm-rxe vm-simfab
+	tests/run vm-rxe vm-simfab vm-lockdown
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.
