@@ -97,19 +97,154 @@ static inline struct sf_ah *to_sah(struct ib_ah *ah)
 	return container_of(ah, struct sf_ah, ibah);
 }
 
-int sf_host_of_port(const struct sf_port *port)
-{
-	return port->dev->host;
-}
-
 static struct sf_host *host_of(struct sf_dev *sdev)
 {
 	return &sf_fab.hosts[sdev->host];
 }
 
+static struct sf_subnet *subnet_of(const struct sf_port *port)
+{
+	return &sf_fab.subnets[port->subnet];
+}
+
+void sf_port_props(const struct sf_port *port, struct sf_props *props)
+{
+	if (port->dev)
+		*props = sf_fab.hosts[port->dev->host].props;
+	else
+		*props = subnet_of(port)->def;
+}
+
+/*
+ * A port the SM does not see: down, or cut off from the SM's side of a
+ * partitioned subnet (OpenSM drops both at its next sweep).
+ */
+bool sf_port_absent(const struct sf_port *port)
+{
+	const struct sf_port *sm = subnet_of(port)->sm;
+
+	return port->down || (sm && sm->side != port->side);
+}
+
+/* "[NAME:]PORT" or "NAME/PORT" of a port, for debugfs. */
+static const char *sf_port_owner(const struct sf_port *port)
+{
+	if (port->dev)
+		return sf_fab.hosts[port->dev->host].name;
+	return port->rtr->name;
+}
+
 /* ---- topology --------------------------------------------------------- */
 
-static int sf_parse_kv(struct sf_host *h, const char *key, const char *val)
+static int sf_parse_props(struct sf_props *pr, const char *key, unsigned int v)
+{
+	if (!strcmp(key, "sl") && v < 16)
+		pr->sl = v;
+	else if (!strcmp(key, "mtu") && v >= IB_MTU_256 && v <= IB_MTU_4096)
+		pr->mtu = v;
+	else if (!strcmp(key, "rate") &&
+		 (v == IB_RATE_10_GBPS || v == IB_RATE_20_GBPS ||
+		  v == IB_RATE_40_GBPS || v == IB_RATE_56_GBPS ||
+		  v == IB_RATE_100_GBPS))
+		pr->rate = v;
+	else if (!strcmp(key, "life") && v < 64)
+		pr->life = v;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int sf_subnet_by_name(const char *name)
+{
+	int i;
+
+	for (i = 0; i < sf_fab.nsubnets; i++)
+		if (!strcmp(sf_fab.subnets[i].name, name))
+			return i;
+	return -1;
+}
+
+static int sf_router_by_name(const char *name)
+{
+	int i;
+
+	for (i = 0; i < sf_fab.nrouters; i++)
+		if (!strcmp(sf_fab.routers[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool sf_name_taken(const char *name)
+{
+	int i;
+
+	for (i = 0; i < sf_fab.nhosts; i++)
+		if (!strcmp(sf_fab.hosts[i].name, name))
+			return true;
+	return sf_router_by_name(name) >= 0;
+}
+
+/* IBA 7.11.1: base LIDs are multiples of 2^LMC, as OpenSM assigns them,
+ * counted per subnet from 1 (LID 0 is reserved).
+ */
+static u16 sf_next_lid(struct sf_subnet *sn)
+{
+	return ++sn->next_lid << sn->lmc;
+}
+
+static struct sf_subnet *sf_new_subnet(const char *name)
+{
+	struct sf_subnet *sn;
+
+	if (sf_fab.nsubnets >= SF_MAX_SUBNETS)
+		return NULL;
+	sn = &sf_fab.subnets[sf_fab.nsubnets];
+	/* Defaults: OpenSM's SL 0, 2048 MTU, 4X QDR, PacketLifeTime 18
+	 * (OpenSM subnet_timeout), link-local prefix, LMC 0.
+	 */
+	*sn = (struct sf_subnet){ .prefix = 0xfe80000000000000ULL,
+		.def = { .sl = 0, .mtu = IB_MTU_2048,
+			 .rate = IB_RATE_40_GBPS, .life = 18 } };
+	if (name)
+		strscpy(sn->name, name, SF_NAME_LEN);
+	else
+		snprintf(sn->name, SF_NAME_LEN, "s%d", sf_fab.nsubnets);
+	sf_fab.nsubnets++;
+	return sn;
+}
+
+static int sf_parse_subnet_kv(struct sf_subnet *sn, char *key, char *val)
+{
+	unsigned int v;
+	char *pn;
+
+	if (!strcmp(key, "prefix"))
+		return kstrtou64(val, 0, &sn->prefix);
+	if (!strcmp(key, "sm")) {
+		pn = strchr(val, ':');
+		sn->sm_portnum = 1;
+		if (pn) {
+			*pn++ = '\0';
+			if (kstrtouint(pn, 0, &sn->sm_portnum))
+				return -EINVAL;
+		}
+		if (strlen(val) >= SF_NAME_LEN)
+			return -EINVAL;
+		strscpy(sn->sm_name, val, SF_NAME_LEN);
+		return 0;
+	}
+	if (kstrtouint(val, 0, &v))
+		return -EINVAL;
+	if (!strcmp(key, "lmc")) {
+		if (v > 7)
+			return -EINVAL;
+		sn->lmc = v;
+		return 0;
+	}
+	return sf_parse_props(&sn->def, key, v);
+}
+
+static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 {
 	unsigned int v;
 
@@ -117,100 +252,266 @@ static int sf_parse_kv(struct sf_host *h, const char *key, const char *val)
 		return -EINVAL;
 	if (!strcmp(key, "ports") && v >= 1 && v <= SF_MAX_PORTS)
 		h->nports = v;
-	else if (!strcmp(key, "sl") && v < 16)
-		h->sl = v;
-	else if (!strcmp(key, "mtu") && v >= IB_MTU_256 && v <= IB_MTU_4096)
-		h->mtu = v;
-	else if (!strcmp(key, "rate") &&
-		 (v == IB_RATE_10_GBPS || v == IB_RATE_20_GBPS ||
-		  v == IB_RATE_40_GBPS || v == IB_RATE_56_GBPS ||
-		  v == IB_RATE_100_GBPS))
-		h->rate = v;
-	else if (!strcmp(key, "life") && v < 64)
-		h->life = v;
 	else if (!strcmp(key, "pkey2") && v <= 0xffff && (v & 0x7fff))
 		h->pkey2 = v;
 	else
-		return -EINVAL;
+		return sf_parse_props(&h->props, key, v);
 	return 0;
 }
 
-static int sf_parse_entry(char *e, char **sm)
+/* slmap=IN:OUT,IN:OUT... (unlisted SLs are kept). */
+static int sf_parse_slmap(struct sf_router *r, char *val)
 {
-	char *tok, *kind = NULL, *name = NULL;
-	struct sf_host *h = NULL;
+	unsigned int in, out;
+	char *pair, *o;
+
+	while ((pair = strsep(&val, ",")) != NULL) {
+		o = strchr(pair, ':');
+		if (!o)
+			return -EINVAL;
+		*o++ = '\0';
+		if (kstrtouint(pair, 0, &in) || kstrtouint(o, 0, &out) ||
+		    in > 15 || out > 15)
+			return -EINVAL;
+		r->slmap[in] = out;
+	}
+	return 0;
+}
+
+static int sf_parse_router_kv(struct sf_router *r, const char *key, char *val)
+{
+	unsigned int v;
+
+	if (!strcmp(key, "slmap"))
+		return sf_parse_slmap(r, val);
+	if (!strcmp(key, "pkey2") && !kstrtouint(val, 0, &v) && v <= 0xffff &&
+	    (v & 0x7fff)) {
+		r->pkey2 = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* route SUBNET prefix=P|* via=R[,R] */
+static int sf_parse_route_kv(struct sf_route *rt, const char *key, char *val)
+{
+	char *name;
+	int i;
+
+	if (!strcmp(key, "prefix")) {
+		if (!strcmp(val, "*")) {
+			rt->prefix = 0;
+			return 0;
+		}
+		return kstrtou64(val, 0, &rt->prefix) || !rt->prefix ?
+		       -EINVAL : 0;
+	}
+	if (strcmp(key, "via"))
+		return -EINVAL;
+	while ((name = strsep(&val, ",")) != NULL) {
+		i = sf_router_by_name(name);
+		if (i < 0 || rt->nvia >= SF_MAX_VIA)
+			return -EINVAL;
+		rt->via[rt->nvia++] = i;
+	}
+	return 0;
+}
+
+enum sf_kind { SF_K_NONE, SF_K_SUBNET, SF_K_HOST, SF_K_ROUTER, SF_K_ROUTE };
+
+struct sf_entry {
+	enum sf_kind kind;
+	int nwords;		/* bare words after the kind */
+	struct sf_subnet *sn;
+	struct sf_host *h;
+	struct sf_router *r;
+	struct sf_route *rt;
+};
+
+/* A bare word (no '='): a subnet's name, a host's or router's name, a
+ * router's subnets, a route's subnet.
+ */
+static int sf_parse_word(struct sf_entry *en, char *tok)
+{
+	struct sf_router *r = en->r;
+	struct sf_subnet *sn;
+	int i;
+
+	if (strlen(tok) >= SF_NAME_LEN)
+		return -EINVAL;
+	switch (en->kind) {
+	case SF_K_SUBNET:
+		if (en->nwords++ || sf_subnet_by_name(tok) >= 0)
+			return -EINVAL;
+		strscpy(en->sn->name, tok, SF_NAME_LEN);
+		return 0;
+	case SF_K_HOST:
+		if (en->nwords++ || sf_name_taken(tok))
+			return -EINVAL;
+		strscpy(en->h->name, tok, SF_NAME_LEN);
+		return 0;
+	case SF_K_ROUTER:
+		if (!en->nwords++) {
+			if (sf_name_taken(tok))
+				return -EINVAL;
+			strscpy(r->name, tok, SF_NAME_LEN);
+			return 0;
+		}
+		i = sf_subnet_by_name(tok);
+		if (i < 0 || r->nports >= SF_MAX_RPORTS)
+			return -EINVAL;
+		r->port[r->nports].subnet = i;
+		r->port[r->nports].num = r->nports + 1;
+		r->nports++;
+		return 0;
+	case SF_K_ROUTE:
+		i = sf_subnet_by_name(tok);
+		if (en->nwords++ || i < 0)
+			return -EINVAL;
+		sn = &sf_fab.subnets[i];
+		if (sn->nroutes >= SF_MAX_ROUTES)
+			return -E2BIG;
+		en->rt = &sn->routes[sn->nroutes++];
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int sf_begin_entry(struct sf_entry *en, const char *kind)
+{
+	struct sf_subnet *sn;
+
+	if (!strcmp(kind, "subnet")) {
+		en->kind = SF_K_SUBNET;
+		en->sn = sf_new_subnet(NULL);
+		return en->sn ? 0 : -E2BIG;
+	}
+	if (!strcmp(kind, "host")) {
+		en->kind = SF_K_HOST;
+		if (sf_fab.nhosts >= SF_MAX_HOSTS)
+			return -E2BIG;
+		/* A host joins the subnet declared last (one by default). */
+		if (!sf_fab.nsubnets && !sf_new_subnet(NULL))
+			return -E2BIG;
+		sn = &sf_fab.subnets[sf_fab.nsubnets - 1];
+		en->h = &sf_fab.hosts[sf_fab.nhosts];
+		*en->h = (struct sf_host){ .nports = 1,
+			.subnet = sf_fab.nsubnets - 1, .props = sn->def,
+			.pkey2 = 0x8001 };
+		return 0;
+	}
+	if (!strcmp(kind, "router")) {
+		int i;
+
+		en->kind = SF_K_ROUTER;
+		if (sf_fab.nrouters >= SF_MAX_ROUTERS)
+			return -E2BIG;
+		en->r = &sf_fab.routers[sf_fab.nrouters];
+		memset(en->r, 0, sizeof(*en->r));
+		for (i = 0; i < 16; i++)
+			en->r->slmap[i] = i;
+		en->r->pkey2 = 0x8001;
+		return 0;
+	}
+	if (!strcmp(kind, "route")) {
+		en->kind = SF_K_ROUTE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Complete an entry: LIDs and GUIDs for a host's or router's ports. */
+static int sf_end_entry(struct sf_entry *en)
+{
+	struct sf_subnet *sn;
+	int p;
+
+	switch (en->kind) {
+	case SF_K_HOST:
+		if (!en->nwords)
+			return -EINVAL;
+		sn = &sf_fab.subnets[en->h->subnet];
+		for (p = 0; p < en->h->nports; p++)
+			en->h->lids[p] = sf_next_lid(sn);
+		sf_fab.nhosts++;
+		return 0;
+	case SF_K_ROUTER:
+		if (en->nwords < 3)
+			return -EINVAL;
+		for (p = 0; p < en->r->nports; p++) {
+			struct sf_port *port = &en->r->port[p];
+
+			sn = &sf_fab.subnets[port->subnet];
+			port->rtr = en->r;
+			/* Locally administered GUIDs: "SF", 'R', router, port. */
+			port->guid = 0x5346520000000000ULL |
+				     (u64)(sf_fab.nrouters + 1) << 8 | (p + 1);
+			port->lid = sf_next_lid(sn);
+			port->pkeys[0] = IB_DEFAULT_PKEY_FULL;
+			port->pkeys[1] = en->r->pkey2;
+		}
+		sf_fab.nrouters++;
+		return 0;
+	case SF_K_ROUTE:
+		return en->rt && en->rt->nvia ? 0 : -EINVAL;
+	default:
+		return 0;
+	}
+}
+
+static int sf_parse_entry(char *e)
+{
+	struct sf_entry en = {};
+	char *tok, *val;
 	int ret = 0;
 
 	while ((tok = strsep(&e, " \t\n")) != NULL) {
-		char *val;
-
 		if (!*tok)
 			continue;
-		if (!kind) {
-			kind = tok;
-			if (!strcmp(kind, "host")) {
-				if (sf_fab.nhosts >= SF_MAX_HOSTS)
-					return -E2BIG;
-				h = &sf_fab.hosts[sf_fab.nhosts];
-				/* Defaults: OpenSM's SL 0, 2048 MTU, 4X QDR,
-				 * PacketLifeTime 18 (OpenSM subnet_timeout).
-				 */
-				*h = (struct sf_host){ .nports = 1, .sl = 0,
-					.mtu = IB_MTU_2048,
-					.rate = IB_RATE_40_GBPS, .life = 18,
-					.pkey2 = 0x8001 };
-			} else if (strcmp(kind, "subnet")) {
-				return -EINVAL;
-			}
-			continue;
-		}
-		if (h && !name) {
-			name = tok;
-			if (strlen(name) >= SF_NAME_LEN || strchr(name, '='))
-				return -EINVAL;
-			strscpy(h->name, name, SF_NAME_LEN);
+		if (en.kind == SF_K_NONE) {
+			ret = sf_begin_entry(&en, tok);
+			if (ret)
+				return ret;
 			continue;
 		}
 		val = strchr(tok, '=');
-		if (!val)
-			return -EINVAL;
-		*val++ = '\0';
-		if (h) {
-			ret = sf_parse_kv(h, tok, val);
-		} else if (!strcmp(tok, "prefix")) {
-			ret = kstrtou64(val, 0, &sf_fab.prefix);
-		} else if (!strcmp(tok, "lmc")) {
-			ret = kstrtou8(val, 0, &sf_fab.lmc);
-			if (!ret && sf_fab.lmc > 7)
-				ret = -EINVAL;
-		} else if (!strcmp(tok, "sm")) {
-			*sm = val;
+		if (!val) {
+			ret = sf_parse_word(&en, tok);
 		} else {
-			ret = -EINVAL;
+			*val++ = '\0';
+			switch (en.kind) {
+			case SF_K_SUBNET:
+				ret = sf_parse_subnet_kv(en.sn, tok, val);
+				break;
+			case SF_K_HOST:
+				ret = sf_parse_host_kv(en.h, tok, val);
+				break;
+			case SF_K_ROUTER:
+				ret = sf_parse_router_kv(en.r, tok, val);
+				break;
+			default:
+				ret = en.rt ? sf_parse_route_kv(en.rt, tok, val) :
+					      -EINVAL;
+			}
 		}
 		if (ret)
 			return ret;
 	}
-	if (h) {
-		if (!name)
-			return -EINVAL;
-		sf_fab.nhosts++;
-	}
-	return 0;
+	return sf_end_entry(&en);
 }
 
 static int sf_parse_topology(void)
 {
-	char *buf, *p, *e, *sm = NULL;
-	int ret = 0, i;
+	char *buf, *p, *e;
+	int ret = 0, i, s;
 
-	sf_fab.prefix = 0xfe80000000000000ULL;
 	buf = kstrdup(topology, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	p = buf;
 	while ((e = strsep(&p, ";")) != NULL) {
-		ret = sf_parse_entry(e, &sm);
+		ret = sf_parse_entry(e);
 		if (ret) {
 			pr_err("simfab: bad topology entry near \"%s\"\n", e);
 			goto out;
@@ -221,26 +522,29 @@ static int sf_parse_topology(void)
 		pr_err("simfab: topology has no host\n");
 		goto out;
 	}
-	sf_fab.sm_host = 0;
-	sf_fab.sm_port = 1;
-	if (sm) {
-		char *pn = strchr(sm, ':');
-		unsigned int n = 1;
+	/* The SM of each subnet: "sm=HOST:PORT", else its first host's
+	 * port 1.
+	 */
+	for (s = 0; s < sf_fab.nsubnets; s++) {
+		struct sf_subnet *sn = &sf_fab.subnets[s];
 
-		if (pn) {
-			*pn++ = '\0';
-			if (kstrtouint(pn, 0, &n))
-				goto out;
-		}
-		for (i = 0; i < sf_fab.nhosts; i++)
-			if (!strcmp(sf_fab.hosts[i].name, sm))
+		for (i = 0; i < sf_fab.nhosts; i++) {
+			struct sf_host *h = &sf_fab.hosts[i];
+
+			if (h->subnet != s ||
+			    (sn->sm_name[0] && strcmp(h->name, sn->sm_name)))
+				continue;
+			if (!sn->sm_name[0])
+				sn->sm_portnum = 1;
+			if (sn->sm_portnum < 1 || sn->sm_portnum > h->nports)
 				break;
-		if (i == sf_fab.nhosts || n < 1 || n > sf_fab.hosts[i].nports) {
-			pr_err("simfab: sm=%s:%u names no port\n", sm, n);
+			sn->sm_lid = h->lids[sn->sm_portnum - 1];
+			break;
+		}
+		if (!sn->sm_lid) {
+			pr_err("simfab: subnet %s has no SM port\n", sn->name);
 			goto out;
 		}
-		sf_fab.sm_host = i;
-		sf_fab.sm_port = n;
 	}
 	ret = 0;
 out:
@@ -248,39 +552,29 @@ out:
 	return ret;
 }
 
-struct sf_port *sf_port_by_lid(u16 lid, u16 *path_bits)
+struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits)
 {
-	u16 mask = (1 << sf_fab.lmc) - 1;
-	int h, p;
+	struct sf_subnet *sn = &sf_fab.subnets[subnet];
+	u16 mask = (1 << sn->lmc) - 1;
+	int i;
 
-	for (h = 0; h < sf_fab.nhosts; h++) {
-		struct sf_dev *d = sf_fab.devs[h];
-
-		if (!d)
-			continue;
-		for (p = 0; p < sf_fab.hosts[h].nports; p++)
-			if ((lid & ~mask) == d->port[p].lid) {
-				if (path_bits)
-					*path_bits = lid & mask;
-				return &d->port[p];
-			}
-	}
+	for (i = 0; i < sn->nports; i++)
+		if ((lid & ~mask) == sn->ports[i]->lid) {
+			if (path_bits)
+				*path_bits = lid & mask;
+			return sn->ports[i];
+		}
 	return NULL;
 }
 
-struct sf_port *sf_port_by_guid(u64 guid)
+struct sf_port *sf_port_by_guid(int subnet, u64 guid)
 {
-	int h, p;
+	struct sf_subnet *sn = &sf_fab.subnets[subnet];
+	int i;
 
-	for (h = 0; h < sf_fab.nhosts; h++) {
-		struct sf_dev *d = sf_fab.devs[h];
-
-		if (!d)
-			continue;
-		for (p = 0; p < sf_fab.hosts[h].nports; p++)
-			if (d->port[p].guid == guid)
-				return &d->port[p];
-	}
+	for (i = 0; i < sn->nports; i++)
+		if (sn->ports[i]->guid == guid)
+			return sn->ports[i];
 	return NULL;
 }
 
@@ -331,27 +625,27 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	struct sf_dev *sdev = to_sdev(ibdev);
 	struct sf_host *h = host_of(sdev);
 	struct sf_port *port = &sdev->port[port_num - 1];
+	struct sf_subnet *sn = subnet_of(port);
 
 	/* ib_core has zeroed *a. */
 	a->state = port->down ? IB_PORT_DOWN : IB_PORT_ACTIVE;
-	a->phys_state = port->down ? IB_PORT_PHYS_STATE_DISABLED :
-				     IB_PORT_PHYS_STATE_LINK_UP;
+	a->phys_state = port->down ? port->phys : IB_PORT_PHYS_STATE_LINK_UP;
 	a->max_mtu = IB_MTU_4096;
-	a->active_mtu = h->mtu;
+	a->active_mtu = h->props.mtu;
 	a->gid_tbl_len = 1;
 	a->pkey_tbl_len = SF_PKEYS;
 	a->port_cap_flags = IB_PORT_CM_SUP;
-	if (sdev->host == sf_fab.sm_host && port_num == sf_fab.sm_port)
+	if (port == sn->sm)
 		a->port_cap_flags |= IB_PORT_SM;
 	a->max_msg_sz = SF_MAX_PAYLOAD;
 	a->lid = port->lid;
-	a->sm_lid = sf_fab.sm_lid;
-	a->lmc = sf_fab.lmc;
+	a->sm_lid = sn->sm_lid;
+	a->lmc = sn->lmc;
 	a->sm_sl = 0;
 	a->subnet_timeout = 18;
 	a->max_vl_num = 4;
 	a->active_width = IB_WIDTH_4X;
-	a->active_speed = sf_speed(h->rate);
+	a->active_speed = sf_speed(h->props.rate);
 	return 0;
 }
 
@@ -374,7 +668,8 @@ static int sf_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 	if (index)
 		return -EINVAL;
 	/* GID index 0 = subnet prefix + port GUID (IBA 4.1.1). */
-	gid->global.subnet_prefix = cpu_to_be64(sf_fab.prefix);
+	gid->global.subnet_prefix =
+		cpu_to_be64(subnet_of(&sdev->port[port_num - 1])->prefix);
 	gid->global.interface_id = cpu_to_be64(sdev->port[port_num - 1].guid);
 	return 0;
 }
@@ -624,7 +919,7 @@ static int sf_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->port_num = qp->port;
 	attr->pkey_index = qp->pkey_index;
 	attr->qkey = qp->qkey;
-	attr->path_mtu = host_of(to_sdev(ibqp->device))->mtu;
+	attr->path_mtu = host_of(to_sdev(ibqp->device))->props.mtu;
 	init->qp_type = ibqp->qp_type;
 	init->port_num = qp->port;
 	return 0;
@@ -711,7 +1006,7 @@ static void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,
 	grh->paylen = cpu_to_be16(12 + 8 + pkt->len + 4);
 	grh->next_hdr = 0x1b;
 	grh->hop_limit = g->hop_limit;
-	grh->sgid.global.subnet_prefix = cpu_to_be64(sf_fab.prefix);
+	grh->sgid.global.subnet_prefix = cpu_to_be64(subnet_of(port)->prefix);
 	grh->sgid.global.interface_id = cpu_to_be64(port->guid);
 	grh->dgid = g->dgid;
 	pkt->has_grh = true;
@@ -770,6 +1065,7 @@ static int sf_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		ah = &to_sah(ud->ah)->attr;
 		port = &sdev->port[(qp->port ? qp->port : ah->port_num) - 1];
 		pkt->src = port;
+		pkt->subnet = port->subnet;
 		pkt->sqp = qp;
 		pkt->wr_id = wr->wr_id;
 		pkt->signaled = (wr->send_flags & IB_SEND_SIGNALED) ||
@@ -870,8 +1166,140 @@ static bool sf_to_sa(const struct sf_pkt *pkt)
 	       m[25] != IB_MGMT_RMPP_TYPE_DATA;
 }
 
-/* Returns the capture verdict, or NULL when already captured. */
-static const char *sf_rx(struct sf_pkt *pkt)
+/* ---- fault injection (debugfs ctl "drop", "delay") ----------------------- */
+
+struct sf_fault {
+	bool used;
+	bool delay;
+	int mgmt_class;		/* -1: any packet; else GSI MADs of it */
+	struct sf_port *to;	/* the port the DLID names, or NULL */
+	struct sf_port *from;	/* the port that sent it on this subnet */
+	unsigned int count;	/* 0: until removed */
+	unsigned int ms;
+	u64 hits;
+};
+
+static struct sf_fault sf_faults[SF_MAX_FAULTS];	/* under sf_lock */
+
+/* The first rule matching @pkt on its way to @dst; counts the hit. */
+static int sf_fault_match(const struct sf_pkt *pkt, struct sf_port *dst,
+			  unsigned int *ms)
+{
+	unsigned long flags;
+	int i, ret = 0;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	for (i = 0; i < SF_MAX_FAULTS; i++) {
+		struct sf_fault *f = &sf_faults[i];
+
+		if (!f->used || (f->to && f->to != dst) ||
+		    (f->from && f->from != pkt->src))
+			continue;
+		if (f->mgmt_class >= 0 &&
+		    (pkt->dqpn != 1 || pkt->len < 24 ||
+		     pkt->data[1] != f->mgmt_class))
+			continue;
+		if (f->delay && pkt->delayed)
+			continue;
+		f->hits++;
+		if (f->count && !--f->count)
+			f->used = false;
+		*ms = f->ms;
+		ret = f->delay ? 2 : 1;
+		break;
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return ret;
+}
+
+/* ---- routers ------------------------------------------------------------- */
+
+/* Returned by sf_route and sf_rx: the packet is on its next subnet. */
+static const char sf_routed[] = "routed";
+/* Returned by sf_rx: a delay fault holds the packet back. */
+static const char sf_held[] = "held";
+
+static bool sf_port_has_pkey(const struct sf_port *port, u16 pkey)
+{
+	int i;
+
+	for (i = 0; i < SF_PKEYS; i++)
+		if (sf_pkey_match(pkey, port->pkeys[i]))
+			return true;
+	return false;
+}
+
+static const char *sf_rdrop(struct sf_router *r, const char *why)
+{
+	r->dropped++;
+	return why;
+}
+
+/*
+ * A router port received @pkt (IBA 19.2, router packet relay): it needs a
+ * GRH (LNH "IBA global", IBA 7.7.4), a P_Key its ingress and egress ports
+ * carry (IBA 10.9.2: routers enforce partitions at both ports), a HopLimit
+ * that stays above 0 after the decrement (IBA 8.3.2 / RFC 8200; Linux's
+ * ib_cm treats HopLimit <= 1 as subnet-local), and a DGID prefix of one of
+ * its other ports' subnets with a port of that GUID on it. It then
+ * rewrites the LRH for the egress subnet: SLID = its egress port's LID,
+ * DLID = the destination's base LID, SL from its SL map, and decrements
+ * the HopLimit (IBA 8.3.2, 19.2.4); the GRH, BTH and payload are kept.
+ */
+static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
+{
+	struct sf_router *r = in->rtr;
+	struct ib_grh *g = (struct ib_grh *)pkt->grh;
+	struct sf_port *out = NULL, *dst;
+	u64 prefix;
+	int i;
+
+	if (pkt->dqpn == 1)
+		sf_count(in, 1, pkt->data, pkt->len);
+	if (r->down)
+		return sf_rdrop(r, "drop-router-down");
+	if (!pkt->has_grh)
+		return sf_rdrop(r, "drop-no-grh");
+	if (!sf_port_has_pkey(in, pkt->pkey))
+		return sf_rdrop(r, "drop-pkey");
+	if (g->hop_limit <= 1)
+		return sf_rdrop(r, "drop-hop-limit");
+	prefix = be64_to_cpu(g->dgid.global.subnet_prefix);
+	for (i = 0; i < r->nports; i++)
+		if (&r->port[i] != in &&
+		    sf_fab.subnets[r->port[i].subnet].prefix == prefix)
+			out = &r->port[i];
+	if (!out)
+		return sf_rdrop(r, "drop-no-route");
+	if (out->down)
+		return sf_rdrop(r, "drop-port-down");
+	if (!sf_port_has_pkey(out, pkt->pkey))
+		return sf_rdrop(r, "drop-pkey");
+	dst = sf_port_by_guid(out->subnet,
+			      be64_to_cpu(g->dgid.global.interface_id));
+	if (!dst)
+		return sf_rdrop(r, "drop-no-dgid");
+	/* The ingress side as it came in; the delivery shows the egress. */
+	if (pkt->dqpn == 1)
+		sf_capture(pkt, sf_routed);
+	g->hop_limit--;
+	pkt->subnet = out->subnet;
+	pkt->src = out;
+	pkt->slid = out->lid;
+	pkt->dlid = dst->lid;
+	pkt->sl = r->slmap[pkt->sl & 15];
+	pkt->at = NULL;
+	if (pkt->dqpn == 1)
+		sf_count(out, 0, pkt->data, pkt->len);
+	r->forwarded++;
+	return sf_routed;
+}
+
+/*
+ * Returns the capture verdict, NULL when already captured, sf_routed when
+ * a router put the packet on its next subnet, sf_held for a delay fault.
+ */
+static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 {
 	struct sf_port *dst;
 	struct sf_qp *qp;
@@ -881,7 +1309,8 @@ static const char *sf_rx(struct sf_pkt *pkt)
 	u16 bits;
 	int pi;
 
-	dst = sf_port_by_lid(pkt->dlid, &bits);
+	dst = sf_port_by_lid(pkt->subnet, pkt->dlid, &bits);
+	pkt->at = dst;
 	if (!dst)
 		return "drop-no-dlid";
 	/* A link that is down carries nothing (IBA 7.2: only Active ports
@@ -889,7 +1318,19 @@ static const char *sf_rx(struct sf_pkt *pkt)
 	 */
 	if (dst->down || (pkt->src && pkt->src->down))
 		return "drop-port-down";
-	if (pkt->dlid == sf_fab.sm_lid && pkt->dqpn == 1 && sf_to_sa(pkt)) {
+	/* A partitioned subnet: its two sides do not reach each other. */
+	if (pkt->src && pkt->src->side != dst->side)
+		return "drop-partition";
+	switch (sf_fault_match(pkt, dst, delay_ms)) {
+	case 1:
+		return "drop-inject";
+	case 2:
+		return sf_held;
+	}
+	if (dst->rtr)
+		return sf_route(pkt, dst);
+	if (dst == subnet_of(dst)->sm && pkt->dlid == subnet_of(dst)->sm_lid &&
+	    pkt->dqpn == 1 && sf_to_sa(pkt)) {
 		bool ctl = (pkt->data[26] & IB_MGMT_RMPP_FLAG_ACTIVE) &&
 			   pkt->data[25] != IB_MGMT_RMPP_TYPE_DATA;
 
@@ -972,13 +1413,64 @@ static const char *sf_rx(struct sf_pkt *pkt)
 	return wc.status == IB_WC_SUCCESS ? "delivered" : "len-error";
 }
 
-/* Also used by the SA to put its answers on the wire. */
-void sf_deliver(struct sf_pkt *pkt)
-{
-	const char *verdict = sf_stopping ? "drop-unload" : sf_rx(pkt);
+static LIST_HEAD(sf_held_list);		/* delayed packets, under sf_lock */
+static struct delayed_work sf_dwork;
 
+/*
+ * Carry @pkt to its destination, through routers, and capture what
+ * happened. Also used by the SA to put its answers on the wire. True when
+ * a delay fault kept the packet (its send is completed now: the wire has
+ * it); the caller frees it otherwise.
+ */
+bool sf_deliver(struct sf_pkt *pkt)
+{
+	unsigned long flags;
+	unsigned int ms = 0;
+	const char *verdict;
+
+	do {
+		verdict = sf_stopping ? "drop-unload" : sf_rx(pkt, &ms);
+	} while (verdict == sf_routed);
+	if (verdict == sf_held) {
+		if (pkt->dqpn == 1)
+			sf_capture(pkt, "held");
+		sf_send_done(pkt);
+		pkt->sqp = NULL;
+		pkt->delayed = true;
+		pkt->due = jiffies + msecs_to_jiffies(ms);
+		spin_lock_irqsave(&sf_lock, flags);
+		list_add_tail(&pkt->list, &sf_held_list);
+		spin_unlock_irqrestore(&sf_lock, flags);
+		mod_delayed_work(sf_wq, &sf_dwork, msecs_to_jiffies(ms));
+		return true;
+	}
 	if (verdict && pkt->dqpn == 1)
 		sf_capture(pkt, verdict);
+	return false;
+}
+
+/* Put delayed packets whose time has come back on the wire. */
+static void sf_held_worker(struct work_struct *work)
+{
+	struct sf_pkt *pkt, *n;
+	unsigned long flags, next = 0;
+	bool any = false;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	list_for_each_entry_safe(pkt, n, &sf_held_list, list) {
+		if (time_after_eq(jiffies, pkt->due) || sf_stopping) {
+			list_move_tail(&pkt->list, &sf_wire);
+			any = true;
+		} else if (!next || time_before(pkt->due, next)) {
+			next = pkt->due;
+		}
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	if (any)
+		queue_work(sf_wq, &sf_work);
+	if (next)
+		mod_delayed_work(sf_wq, &sf_dwork,
+				 max_t(long, 1, (long)(next - jiffies)));
 }
 
 static void sf_worker(struct work_struct *work)
@@ -994,7 +1486,8 @@ static void sf_worker(struct work_struct *work)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		if (!pkt)
 			break;
-		sf_deliver(pkt);
+		if (sf_deliver(pkt))
+			continue;
 		sf_send_done(pkt);
 		kfree(pkt);
 		cond_resched();
@@ -1031,6 +1524,8 @@ void sf_count(struct sf_port *port, int dir, const u8 *mad, u32 len)
 struct sf_cap {
 	u64 seq;
 	u64 ns;
+	int subnet;
+	const struct sf_port *at;
 	u16 slid, dlid;
 	u8 sl;
 	u8 has_grh;
@@ -1056,6 +1551,8 @@ void sf_capture(const struct sf_pkt *pkt, const char *verdict)
 	memset(c, 0, sizeof(*c));
 	c->seq = ++sf_cap_seq;
 	c->ns = ktime_get_ns();
+	c->subnet = pkt->subnet;
+	c->at = pkt->at;
 	c->slid = pkt->slid;
 	c->dlid = pkt->dlid;
 	c->sl = pkt->sl;
@@ -1097,8 +1594,15 @@ static int sf_capture_show(struct seq_file *m, void *v)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		if (c->seq != first + 1)
 			continue;
-		seq_printf(m, "seq=%llu ns=%llu slid=%u dlid=%u sl=%u sqp=%u dqp=%u qkey=0x%08x pkey=0x%04x len=%u",
-			   c->seq, c->ns, c->slid, c->dlid, c->sl, c->sqpn,
+		seq_printf(m, "seq=%llu ns=%llu sn=%s", c->seq, c->ns,
+			   sf_fab.subnets[c->subnet].name);
+		if (c->at)
+			seq_printf(m, " at=%s/%u", sf_port_owner(c->at),
+				   c->at->num);
+		else
+			seq_puts(m, " at=-");
+		seq_printf(m, " slid=%u dlid=%u sl=%u sqp=%u dqp=%u qkey=0x%08x pkey=0x%04x len=%u",
+			   c->slid, c->dlid, c->sl, c->sqpn,
 			   c->dqpn, c->qkey, c->pkey, c->len);
 		if (c->has_grh)
 			seq_printf(m, " grh=1 hop=%u sgid=%pI6 dgid=%pI6",
@@ -1122,58 +1626,117 @@ static int sf_capture_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sf_capture);
 
+static void sf_counters_port(struct seq_file *m, struct sf_port *port)
+{
+	int i;
+
+	for (i = 0; i < SF_NCOUNTERS; i++) {
+		struct sf_counter c;
+		unsigned long flags;
+
+		spin_lock_irqsave(&sf_lock, flags);
+		c = port->ctr[i];
+		spin_unlock_irqrestore(&sf_lock, flags);
+		if (!c.count)
+			break;
+		seq_printf(m, "port=%s/%d dir=%s class=0x%02x method=0x%02x attr=0x%04x count=%llu\n",
+			   sf_port_owner(port), port->num, c.dir ? "rx" : "tx",
+			   c.mgmt_class, c.method, c.attr_id, c.count);
+	}
+}
+
 static int sf_counters_show(struct seq_file *m, void *v)
 {
-	int h, p, i;
+	int s, i;
 
-	for (h = 0; h < sf_fab.nhosts; h++) {
-		struct sf_dev *d = sf_fab.devs[h];
-
-		for (p = 0; d && p < sf_fab.hosts[h].nports; p++) {
-			for (i = 0; i < SF_NCOUNTERS; i++) {
-				struct sf_counter c;
-				unsigned long flags;
-
-				spin_lock_irqsave(&sf_lock, flags);
-				c = d->port[p].ctr[i];
-				spin_unlock_irqrestore(&sf_lock, flags);
-				if (!c.count)
-					break;
-				seq_printf(m, "port=%s/%d dir=%s class=0x%02x method=0x%02x attr=0x%04x count=%llu\n",
-					   sf_fab.hosts[h].name, p + 1,
-					   c.dir ? "rx" : "tx", c.mgmt_class,
-					   c.method, c.attr_id, c.count);
-			}
-		}
-	}
+	for (s = 0; s < sf_fab.nsubnets; s++)
+		for (i = 0; i < sf_fab.subnets[s].nports; i++)
+			sf_counters_port(m, sf_fab.subnets[s].ports[i]);
 	seq_printf(m, "sa requests=%llu answered=%llu dropped=%llu rmpp_acks=%llu\n",
 		   sf_sa_count(0), sf_sa_count(1), sf_sa_count(2),
 		   sf_sa_count(3));
+	for (i = 0; i < sf_fab.nrouters; i++)
+		seq_printf(m, "router %s forwarded=%llu dropped=%llu\n",
+			   sf_fab.routers[i].name, sf_fab.routers[i].forwarded,
+			   sf_fab.routers[i].dropped);
+	for (i = 0; i < SF_MAX_FAULTS; i++) {
+		struct sf_fault *f = &sf_faults[i];
+
+		if (!f->hits && !f->used)
+			continue;
+		seq_printf(m, "fault %d %s hits=%llu active=%d\n", i,
+			   f->delay ? "delay" : "drop", f->hits, f->used);
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_counters);
 
+static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
+{
+	const struct sf_subnet *sn = subnet_of(port);
+
+	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u state=%s\n",
+		   sf_port_owner(port), port->num, port->guid, port->lid,
+		   sn->lmc, sn->prefix, port->guid, port->pkeys[0],
+		   port->pkeys[1], sn->name, port->side,
+		   port->down ? "down" : "active");
+}
+
 static int sf_topology_show(struct seq_file *m, void *v)
 {
-	int h, p;
+	int h, p, s, i;
 
-	seq_printf(m, "subnet prefix=0x%016llx lmc=%u sm=%s:%d sm_lid=%u\n",
-		   sf_fab.prefix, sf_fab.lmc, sf_fab.hosts[sf_fab.sm_host].name,
-		   sf_fab.sm_port, sf_fab.sm_lid);
+	for (s = 0; s < sf_fab.nsubnets; s++) {
+		const struct sf_subnet *sn = &sf_fab.subnets[s];
+
+		seq_printf(m, "subnet %s prefix=0x%016llx lmc=%u sm=%s:%u sm_lid=%u sl=%u mtu=%u rate=%u life=%u\n",
+			   sn->name, sn->prefix, sn->lmc,
+			   sn->sm ? sf_port_owner(sn->sm) : "-",
+			   sn->sm ? sn->sm->num : 0, sn->sm_lid, sn->def.sl,
+			   sn->def.mtu, sn->def.rate, sn->def.life);
+		for (i = 0; i < sn->nroutes; i++) {
+			const struct sf_route *rt = &sn->routes[i];
+
+			if (rt->prefix)
+				seq_printf(m, "route %s prefix=0x%016llx via=",
+					   sn->name, rt->prefix);
+			else
+				seq_printf(m, "route %s prefix=* via=",
+					   sn->name);
+			for (p = 0; p < rt->nvia; p++)
+				seq_printf(m, "%s%s", p ? "," : "",
+					   sf_fab.routers[rt->via[p]].name);
+			seq_putc(m, '\n');
+		}
+	}
 	for (h = 0; h < sf_fab.nhosts; h++) {
 		struct sf_host *hh = &sf_fab.hosts[h];
 		struct sf_dev *d = sf_fab.devs[h];
 
-		seq_printf(m, "host %s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s\n",
-			   hh->name, hh->nports, hh->sl, hh->mtu, hh->rate,
-			   hh->life, hh->pkey2, d ? dev_name(&d->ibdev.dev) : "-");
+		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s\n",
+			   hh->name, sf_fab.subnets[hh->subnet].name,
+			   hh->nports, hh->props.sl, hh->props.mtu,
+			   hh->props.rate, hh->props.life, hh->pkey2,
+			   d ? dev_name(&d->ibdev.dev) : "-");
 		for (p = 0; d && p < hh->nports; p++)
-			seq_printf(m, "port %s/%d guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x state=%s\n",
-				   hh->name, p + 1, d->port[p].guid,
-				   d->port[p].lid, sf_fab.lmc, sf_fab.prefix,
-				   d->port[p].guid, d->port[p].pkeys[0],
-				   d->port[p].pkeys[1],
-				   d->port[p].down ? "down" : "active");
+			sf_topology_port(m, &d->port[p]);
+	}
+	for (i = 0; i < sf_fab.nrouters; i++) {
+		struct sf_router *r = &sf_fab.routers[i];
+		bool any = false;
+
+		seq_printf(m, "router %s ports=%d pkey2=0x%04x slmap=", r->name,
+			   r->nports, r->pkey2);
+		for (s = 0; s < 16; s++) {
+			if (r->slmap[s] == s)
+				continue;
+			seq_printf(m, "%s%d:%u", any ? "," : "", s, r->slmap[s]);
+			any = true;
+		}
+		seq_printf(m, "%s state=%s\n", any ? "" : "-",
+			   r->down ? "down" : "up");
+		for (p = 0; p < r->nports; p++)
+			sf_topology_port(m, &r->port[p]);
 	}
 	return 0;
 }
@@ -1187,38 +1750,147 @@ static struct sf_port *sf_port_by_name(const char *hp)
 {
 	const char *slash = strchr(hp, '/');
 	unsigned int pn;
-	int h;
+	int h, len;
 
-	if (!slash || kstrtouint(slash + 1, 0, &pn))
+	if (!slash || kstrtouint(slash + 1, 0, &pn) || !pn)
 		return NULL;
+	len = slash - hp;
 	for (h = 0; h < sf_fab.nhosts; h++)
-		if (strlen(sf_fab.hosts[h].name) == slash - hp &&
-		    !strncmp(sf_fab.hosts[h].name, hp, slash - hp) &&
-		    pn >= 1 && pn <= sf_fab.hosts[h].nports && sf_fab.devs[h])
+		if (strlen(sf_fab.hosts[h].name) == len &&
+		    !strncmp(sf_fab.hosts[h].name, hp, len) &&
+		    pn <= sf_fab.hosts[h].nports && sf_fab.devs[h])
 			return &sf_fab.devs[h]->port[pn - 1];
+	for (h = 0; h < sf_fab.nrouters; h++)
+		if (strlen(sf_fab.routers[h].name) == len &&
+		    !strncmp(sf_fab.routers[h].name, hp, len) &&
+		    pn <= sf_fab.routers[h].nports)
+			return &sf_fab.routers[h].port[pn - 1];
 	return NULL;
 }
 
+/* Routers have no ib_device here: only hosts' ports raise events. */
+static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
+{
+	if (port->dev)
+		sf_port_event(port->dev, port->num, t);
+}
+
+#define SF_ARGS	12
+
 /*
- * Commands (one per write): "down H/P", "up H/P", "lid H/P LID",
- * "pkey H/P INDEX PKEY", "sm H/P", "clear" (the capture ring). Each raises
- * the event a real HCA raises when the SM changes that PortInfo field or
- * P_Key table (IBA 11.6.3: PORT_ERR/PORT_ACTIVE, LID_CHANGE, PKEY_CHANGE,
- * SM_CHANGE).
+ * "drop|delay [class=C] [to=H/P] [from=H/P] [count=N] [ms=M]": a fault
+ * rule matched against every packet as it arrives at a port (hosts',
+ * routers' and the SA's), by the port its DLID names and the port that
+ * sent it on that subnet; with a class, GSI MADs of that management class
+ * only. "count" ends the rule after N packets.
+ */
+static int sf_ctl_fault(int argc, char **argv)
+{
+	struct sf_fault f = { .used = true, .mgmt_class = -1 };
+	unsigned long flags;
+	unsigned int v;
+	int i;
+
+	f.delay = !strcmp(argv[0], "delay");
+	for (i = 1; i < argc; i++) {
+		char *val = strchr(argv[i], '=');
+
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(argv[i], "to") || !strcmp(argv[i], "from")) {
+			struct sf_port *p = sf_port_by_name(val);
+
+			if (!p)
+				return -ENODEV;
+			if (argv[i][0] == 't')
+				f.to = p;
+			else
+				f.from = p;
+			continue;
+		}
+		if (kstrtouint(val, 0, &v))
+			return -EINVAL;
+		if (!strcmp(argv[i], "class") && v <= 0xff)
+			f.mgmt_class = v;
+		else if (!strcmp(argv[i], "count"))
+			f.count = v;
+		else if (!strcmp(argv[i], "ms") && f.delay && v <= 60000)
+			f.ms = v;
+		else
+			return -EINVAL;
+	}
+	spin_lock_irqsave(&sf_lock, flags);
+	for (i = 0; i < SF_MAX_FAULTS; i++)
+		if (!sf_faults[i].used) {
+			sf_faults[i] = f;
+			break;
+		}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return i == SF_MAX_FAULTS ? -ENOSPC : 0;
+}
+
+/* "partition SUBNET H/P..." cuts the listed ports off from the rest of
+ * their subnet (as a failed switch would); "heal SUBNET" joins them.
+ */
+static int sf_ctl_partition(int argc, char **argv)
+{
+	struct sf_subnet *sn;
+	struct sf_port *cut[SF_ARGS];
+	int s, i;
+
+	s = sf_subnet_by_name(argv[1]);
+	if (s < 0)
+		return -ENODEV;
+	sn = &sf_fab.subnets[s];
+	if (!strcmp(argv[0], "heal")) {
+		if (argc != 2)
+			return -EINVAL;
+		for (i = 0; i < sn->nports; i++)
+			sn->ports[i]->side = 0;
+		return 0;
+	}
+	if (argc < 3)
+		return -EINVAL;
+	for (i = 2; i < argc; i++) {
+		cut[i] = sf_port_by_name(argv[i]);
+		if (!cut[i] || cut[i]->subnet != s)
+			return -ENODEV;
+	}
+	for (i = 2; i < argc; i++)
+		cut[i]->side = 1;
+	return 0;
+}
+
+/*
+ * Commands (one per write):
+ *   "down H/P", "linkdown H/P", "up H/P": the port disabled, its link
+ *     lost (PortPhysicalState Polling), or back (IBA 14.2.5.6);
+ *   "lid H/P LID", "pkey H/P INDEX PKEY", "sm H/P": what the SM sets;
+ *   "router R down|up": the whole router stops or resumes relaying;
+ *   "drop ...", "delay ...", "nofault": fault rules (sf_ctl_fault);
+ *   "partition SUBNET H/P...", "heal SUBNET";
+ *   "clear": the capture ring.
+ * A host's port raises the event a real HCA raises when the SM changes
+ * that PortInfo field or P_Key table (IBA 11.6.3: PORT_ERR/PORT_ACTIVE,
+ * LID_CHANGE, PKEY_CHANGE, SM_CHANGE). H/P also names router ports.
  */
 static int sf_ctl_cmd(char *buf)
 {
-	char *argv[4] = {}, *p = strim(buf);
+	char *argv[SF_ARGS] = {}, *p = strim(buf);
 	struct sf_port *port = NULL;
+	struct sf_subnet *sn;
 	unsigned long flags;
 	unsigned int v = 0, w = 0;
-	int argc = 0, h, i;
+	int argc = 0, i;
 
-	while (p && argc < 4) {
+	while (p && argc < SF_ARGS) {
 		argv[argc] = strsep(&p, " \t");
 		if (*argv[argc])
 			argc++;
 	}
+	if (p || !argc)
+		return -EINVAL;
 	if (argc == 1 && !strcmp(argv[0], "clear")) {
 		spin_lock_irqsave(&sf_lock, flags);
 		sf_cap_seq = 0;
@@ -1226,44 +1898,64 @@ static int sf_ctl_cmd(char *buf)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
+	if (argc == 1 && !strcmp(argv[0], "nofault")) {
+		spin_lock_irqsave(&sf_lock, flags);
+		memset(sf_faults, 0, sizeof(sf_faults));
+		spin_unlock_irqrestore(&sf_lock, flags);
+		return 0;
+	}
+	if (!strcmp(argv[0], "drop") || !strcmp(argv[0], "delay"))
+		return sf_ctl_fault(argc, argv);
 	if (argc < 2)
 		return -EINVAL;
+	if (!strcmp(argv[0], "partition") || !strcmp(argv[0], "heal"))
+		return sf_ctl_partition(argc, argv);
+	if (!strcmp(argv[0], "router") && argc == 3) {
+		i = sf_router_by_name(argv[1]);
+		if (i < 0)
+			return -ENODEV;
+		if (strcmp(argv[2], "down") && strcmp(argv[2], "up"))
+			return -EINVAL;
+		sf_fab.routers[i].down = !strcmp(argv[2], "down");
+		return 0;
+	}
 	port = sf_port_by_name(argv[1]);
 	if (!port)
 		return -ENODEV;
+	sn = subnet_of(port);
 	if ((argc > 2 && kstrtouint(argv[2], 0, &v)) ||
 	    (argc > 3 && kstrtouint(argv[3], 0, &w)))
 		return -EINVAL;
-	if (!strcmp(argv[0], "down") && argc == 2) {
+	if ((!strcmp(argv[0], "down") || !strcmp(argv[0], "linkdown")) &&
+	    argc == 2) {
+		port->phys = argv[0][0] == 'l' ? IB_PORT_PHYS_STATE_POLLING :
+						 IB_PORT_PHYS_STATE_DISABLED;
 		port->down = true;
-		sf_port_event(port->dev, port->num, IB_EVENT_PORT_ERR);
+		sf_port_event_of(port, IB_EVENT_PORT_ERR);
 	} else if (!strcmp(argv[0], "up") && argc == 2) {
 		port->down = false;
-		sf_port_event(port->dev, port->num, IB_EVENT_PORT_ACTIVE);
+		sf_port_event_of(port, IB_EVENT_PORT_ACTIVE);
 	} else if (!strcmp(argv[0], "lid") && argc == 3) {
 		/* Base LIDs stay aligned to 2^LMC (IBA 7.11.1). */
-		if (!v || v >= 0xc000 || v & ((1 << sf_fab.lmc) - 1) ||
-		    sf_port_by_lid(v, NULL))
+		if (!v || v >= 0xc000 || v & ((1 << sn->lmc) - 1) ||
+		    sf_port_by_lid(port->subnet, v, NULL))
 			return -EINVAL;
 		spin_lock_irqsave(&sf_lock, flags);
-		if (port->lid == sf_fab.sm_lid)
-			sf_fab.sm_lid = v;
+		if (port == sn->sm)
+			sn->sm_lid = v;
 		port->lid = v;
 		spin_unlock_irqrestore(&sf_lock, flags);
-		sf_port_event(port->dev, port->num, IB_EVENT_LID_CHANGE);
+		sf_port_event_of(port, IB_EVENT_LID_CHANGE);
 	} else if (!strcmp(argv[0], "pkey") && argc == 4) {
 		if (v >= SF_PKEYS || w > 0xffff || !(w & 0x7fff))
 			return -EINVAL;
 		port->pkeys[v] = w;
-		sf_port_event(port->dev, port->num, IB_EVENT_PKEY_CHANGE);
-	} else if (!strcmp(argv[0], "sm") && argc == 2) {
-		sf_fab.sm_host = port->dev->host;
-		sf_fab.sm_port = port->num;
-		sf_fab.sm_lid = port->lid;
-		for (h = 0; h < sf_fab.nhosts; h++)
-			for (i = 1; i <= sf_fab.hosts[h].nports; i++)
-				sf_port_event(sf_fab.devs[h], i,
-					      IB_EVENT_SM_CHANGE);
+		sf_port_event_of(port, IB_EVENT_PKEY_CHANGE);
+	} else if (!strcmp(argv[0], "sm") && argc == 2 && port->dev) {
+		sn->sm = port;
+		sn->sm_lid = port->lid;
+		for (i = 0; i < sn->nports; i++)
+			sf_port_event_of(sn->ports[i], IB_EVENT_SM_CHANGE);
 	} else {
 		return -EINVAL;
 	}
@@ -1273,7 +1965,7 @@ static int sf_ctl_cmd(char *buf)
 static ssize_t sf_ctl_write(struct file *f, const char __user *ubuf,
 			    size_t len, loff_t *pos)
 {
-	char buf[64];
+	char buf[256];
 	int ret;
 
 	if (len >= sizeof(buf))
@@ -1345,7 +2037,6 @@ static int sf_add_dev(int h)
 {
 	struct sf_host *hh = &sf_fab.hosts[h];
 	struct sf_dev *d;
-	static int next_lid;
 	int p;
 
 	d = ib_alloc_device(sf_dev, ibdev);
@@ -1356,18 +2047,13 @@ static int sf_add_dev(int h)
 		struct sf_port *port = &d->port[p];
 
 		port->dev = d;
+		port->subnet = hh->subnet;
 		port->num = p + 1;
 		/* Locally administered GUIDs: "SF", host, port. */
 		port->guid = 0x5346000000000000ULL | (u64)(h + 1) << 8 | (p + 1);
-		/* IBA 7.11.1: base LIDs are multiples of 2^LMC, as OpenSM
-		 * assigns them; LID 0 is reserved.
-		 */
-		next_lid++;
-		port->lid = next_lid << sf_fab.lmc;
+		port->lid = hh->lids[p];	/* sf_next_lid */
 		port->pkeys[0] = IB_DEFAULT_PKEY_FULL;
 		port->pkeys[1] = hh->pkey2;
-		if (h == sf_fab.sm_host && p + 1 == sf_fab.sm_port)
-			sf_fab.sm_lid = port->lid;
 	}
 	d->ibdev.node_type = RDMA_NODE_IB_CA;
 	d->ibdev.phys_port_cnt = hh->nports;
@@ -1380,11 +2066,26 @@ static int sf_add_dev(int h)
 	return 0;
 }
 
+static void sf_free_list(struct list_head *list)
+{
+	struct sf_pkt *pkt;
+
+	while (!list_empty(list)) {
+		pkt = list_first_entry(list, struct sf_pkt, list);
+		list_del(&pkt->list);
+		kfree(pkt);
+	}
+}
+
 static void sf_remove_all(void)
 {
 	int h;
 
 	sf_stopping = true;
+	/* Delayed packets go now (and are dropped: sf_stopping). */
+	mod_delayed_work(sf_wq, &sf_dwork, 0);
+	flush_delayed_work(&sf_dwork);
+	flush_workqueue(sf_wq);
 	for (h = sf_fab.nhosts - 1; h >= 0; h--) {
 		struct sf_dev *d = sf_fab.devs[h];
 
@@ -1398,6 +2099,33 @@ static void sf_remove_all(void)
 	}
 }
 
+/*
+ * Each subnet's ports in port GUID order (hosts' "SF.." before routers'
+ * "SFR.."), the order of OpenSM's port_guid_tbl that the SA walks; and
+ * each subnet's SM port.
+ */
+static void sf_build_subnets(void)
+{
+	struct sf_subnet *sn;
+	struct sf_port *port;
+	int h, p;
+
+	for (h = 0; h < sf_fab.nhosts; h++)
+		for (p = 0; p < sf_fab.hosts[h].nports; p++) {
+			port = &sf_fab.devs[h]->port[p];
+			sn = subnet_of(port);
+			sn->ports[sn->nports++] = port;
+			if (port->lid == sn->sm_lid)
+				sn->sm = port;
+		}
+	for (h = 0; h < sf_fab.nrouters; h++)
+		for (p = 0; p < sf_fab.routers[h].nports; p++) {
+			port = &sf_fab.routers[h].port[p];
+			sn = subnet_of(port);
+			sn->ports[sn->nports++] = port;
+		}
+}
+
 static int __init sf_init(void)
 {
 	int h, p, ret;
@@ -1409,12 +2137,14 @@ static int __init sf_init(void)
 	if (!sf_wq)
 		return -ENOMEM;
 	INIT_WORK(&sf_work, sf_worker);
+	INIT_DELAYED_WORK(&sf_dwork, sf_held_worker);
 	/* LIDs first: every port must know the SM LID before ib_sa asks. */
 	for (h = 0; h < sf_fab.nhosts; h++) {
 		ret = sf_add_dev(h);
 		if (ret)
 			goto fail;
 	}
+	sf_build_subnets();
 	for (h = 0; h < sf_fab.nhosts; h++) {
 		struct sf_dev *d = sf_fab.devs[h];
 
@@ -1438,12 +2168,15 @@ static int __init sf_init(void)
 	debugfs_create_file("counters", 0444, sf_debugfs, NULL,
 			    &sf_counters_fops);
 	debugfs_create_file("ctl", 0200, sf_debugfs, NULL, &sf_ctl_fops);
-	pr_info("simfab: %d hosts, SM LID %u, LMC %u\n", sf_fab.nhosts,
-		sf_fab.sm_lid, sf_fab.lmc);
+	pr_info("simfab: %d subnets, %d hosts, %d routers\n", sf_fab.nsubnets,
+		sf_fab.nhosts, sf_fab.nrouters);
 	return 0;
 fail:
 	sf_remove_all();
+	cancel_delayed_work_sync(&sf_dwork);
 	destroy_workqueue(sf_wq);
+	sf_free_list(&sf_held_list);
+	sf_free_list(&sf_wire);
 	return ret;
 }
 
@@ -1451,16 +2184,12 @@ static void __exit sf_exit(void)
 {
 	debugfs_remove_recursive(sf_debugfs);
 	sf_remove_all();
+	cancel_delayed_work_sync(&sf_dwork);
 	destroy_workqueue(sf_wq);
 	sf_sa_cleanup();
 	/* Packets queued after the last flush (none expected). */
-	while (!list_empty(&sf_wire)) {
-		struct sf_pkt *pkt = list_first_entry(&sf_wire, struct sf_pkt,
-						      list);
-
-		list_del(&pkt->list);
-		kfree(pkt);
-	}
+	sf_free_list(&sf_held_list);
+	sf_free_list(&sf_wire);
 }
 
 module_init(sf_init);

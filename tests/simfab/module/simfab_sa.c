@@ -42,9 +42,11 @@ u64 sf_sa_count(int which)
 }
 
 struct pr_query {
+	struct sf_subnet *sn;	/* the SA's subnet */
 	u64 mask;
 	const u8 *rec;
 	bool get;		/* SubnAdmGet: one record */
+	bool routed;		/* DGID off-subnet: to a router port */
 };
 
 static bool has(const struct pr_query *q, __be64 bit)
@@ -133,21 +135,24 @@ static u16 common_pkey(const struct sf_port *s, const struct sf_port *d)
 static bool pr_build(const struct pr_query *q, struct sf_port *s,
 		     struct sf_port *d, u16 slid, u16 dlid, u8 pref, u8 *r)
 {
-	struct sf_host *sh = &sf_fab.hosts[sf_host_of_port(s)];
-	struct sf_host *dh = &sf_fab.hosts[sf_host_of_port(d)];
-	u8 mtu = min(sh->mtu, dh->mtu);
-	u8 rate = min_rate(sh->rate, dh->rate);
-	/* Symmetric by construction so that the reversible bit is true:
-	 * the higher of the two hosts' SLs (the README explains the model).
-	 */
-	u8 sl = max(sh->sl, dh->sl);
-	/* IBA 15.2.5.16 table 205: PacketLifeTime is 0 for a loopback path
-	 * (OpenSM pr_rcv_build_pr).
-	 */
-	u8 life = s == d ? 0 : max(sh->life, dh->life);
+	struct sf_props sh, dh;
+	u8 mtu, rate, sl, life;
 	u16 pkey;
 	const u8 *in = q->rec;
 
+	/* A router port's properties are its subnet's defaults. */
+	sf_port_props(s, &sh);
+	sf_port_props(d, &dh);
+	mtu = min(sh.mtu, dh.mtu);
+	rate = min_rate(sh.rate, dh.rate);
+	/* Symmetric by construction so that the reversible bit is true:
+	 * the higher of the two hosts' SLs (the README explains the model).
+	 */
+	sl = max(sh.sl, dh.sl);
+	/* IBA 15.2.5.16 table 205: PacketLifeTime is 0 for a loopback path
+	 * (OpenSM pr_rcv_build_pr).
+	 */
+	life = s == d ? 0 : max(sh.life, dh.life);
 	if (has(q, IB_SA_PATH_REC_PKEY)) {
 		/* OpenSM osm_physp_share_this_pkey: both ports have the key,
 		 * one of them as a full member (IBA 10.9.3); the answer
@@ -178,14 +183,23 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	memset(r, 0, PR_LEN);
 	if (has(q, IB_SA_PATH_REC_SERVICE_ID))
 		memcpy(r, in, 8);
-	put_unaligned_be64(sf_fab.prefix, r + 8);
-	put_unaligned_be64(d->guid, r + 16);
-	put_unaligned_be64(sf_fab.prefix, r + 24);
+	/* Off-subnet: the DGID asked for, the path to the router port, and
+	 * HopLimit 0xFF (OpenSM pr_rcv_build_pr: "only set HopLimit if
+	 * going through a router"); on-subnet HopLimit 0. RawTraffic 0,
+	 * FlowLabel 0.
+	 */
+	if (q->routed) {
+		memcpy(r + 8, in + 8, 16);
+		put_unaligned_be32(0xff, r + 44);
+	} else {
+		put_unaligned_be64(q->sn->prefix, r + 8);
+		put_unaligned_be64(d->guid, r + 16);
+		put_unaligned_be32(0, r + 44);
+	}
+	put_unaligned_be64(q->sn->prefix, r + 24);
 	put_unaligned_be64(s->guid, r + 32);
 	put_unaligned_be16(dlid, r + 40);
 	put_unaligned_be16(slid, r + 42);
-	/* RawTraffic 0, FlowLabel 0, HopLimit 0: on-subnet (OpenSM). */
-	put_unaligned_be32(0, r + 44);
 	r[48] = 0;				/* TClass */
 	r[49] = 0x80;				/* Reversible, NumbPath 0 */
 	put_unaligned_be16(pkey, r + 50);
@@ -197,29 +211,69 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	return true;
 }
 
-static struct sf_port *pr_end(const struct pr_query *q, bool src, u16 *err)
+/*
+ * An off-subnet DGID (OpenSM pr_rcv_get_end_points, with prefix routes,
+ * opensm(8) "PREFIX ROUTES"): the first route whose prefix matches (or is
+ * "*") names the routers; the first of them whose port on this subnet is
+ * present is the path's destination. No route, or no such router:
+ * ERR_REQ_INVALID_GID. OpenSM treats a link-local DGID (fe80::/10) as
+ * on-subnet whatever its prefix.
+ */
+static struct sf_port *pr_router(struct pr_query *q, u64 prefix, u16 *err)
+{
+	struct sf_subnet *sn = q->sn;
+	int i, v, p;
+
+	for (i = 0; i < sn->nroutes; i++) {
+		struct sf_route *rt = &sn->routes[i];
+
+		if (rt->prefix && rt->prefix != prefix)
+			continue;
+		for (v = 0; v < rt->nvia; v++) {
+			struct sf_router *r = &sf_fab.routers[rt->via[v]];
+
+			for (p = 0; p < r->nports; p++)
+				if (r->port[p].subnet == sn - sf_fab.subnets &&
+				    !sf_port_absent(&r->port[p])) {
+					q->routed = true;
+					return &r->port[p];
+				}
+		}
+		break;
+	}
+	*err = SA_ERR_INVALID_GID;
+	return NULL;
+}
+
+static struct sf_port *pr_end(struct pr_query *q, bool src, u16 *err)
 {
 	__be64 gbit = src ? IB_SA_PATH_REC_SGID : IB_SA_PATH_REC_DGID;
 	__be64 lbit = src ? IB_SA_PATH_REC_SLID : IB_SA_PATH_REC_DLID;
 	const u8 *gid = q->rec + (src ? 24 : 8);
+	int subnet = q->sn - sf_fab.subnets;
+	u64 prefix = get_unaligned_be64(gid);
 	struct sf_port *p;
 
 	if (has(q, gbit)) {
+		if (!src && prefix != q->sn->prefix &&
+		    (prefix >> 54) != (0xfe80000000000000ULL >> 54))
+			return pr_router(q, prefix, err);
 		/* OpenSM: a GID no port owns is ERR_REQ_INVALID_GID. */
-		p = sf_port_by_guid(get_unaligned_be64(gid + 8));
+		p = sf_port_by_guid(subnet, get_unaligned_be64(gid + 8));
 		/* A port that is down has left the subnet (OpenSM drops it
 		 * at the next sweep).
 		 */
-		if (!p || p->down || get_unaligned_be64(gid) != sf_fab.prefix) {
+		if (!p || sf_port_absent(p) || prefix != q->sn->prefix) {
 			*err = SA_ERR_INVALID_GID;
 			return NULL;
 		}
 		return p;
 	}
 	if (has(q, lbit)) {
-		p = sf_port_by_lid(get_unaligned_be16(q->rec + (src ? 42 : 40)),
+		p = sf_port_by_lid(subnet,
+				   get_unaligned_be16(q->rec + (src ? 42 : 40)),
 				   NULL);
-		if (!p || p->down)
+		if (!p || sf_port_absent(p))
 			*err = SA_ERR_NO_RECORDS;
 		return p;
 	}
@@ -251,7 +305,7 @@ static bool pr_add(const struct pr_query *q, struct sf_port *sp,
 static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 		    struct sf_port *dp, u8 *out, int max, int *n)
 {
-	int nl = 1 << sf_fab.lmc, found = 0, iters = INT_MAX, so, dof;
+	int nl = 1 << q->sn->lmc, found = 0, iters = INT_MAX, so, dof;
 	u16 smin = sp->lid, smax = sp->lid + nl - 1, s;
 	u16 dmin = dp->lid, dmax = dp->lid + nl - 1, d;
 
@@ -297,21 +351,20 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 	return false;
 }
 
-/* Every port of the subnet, in topology order. */
-static int all_ports(struct sf_port **ports)
+/* Every port of the subnet the SM sees, in port GUID order. */
+static int all_ports(struct sf_subnet *sn, struct sf_port **ports)
 {
-	int h, p, n = 0;
+	int i, n = 0;
 
-	for (h = 0; h < sf_fab.nhosts; h++)
-		for (p = 0; p < sf_fab.hosts[h].nports; p++)
-			if (!sf_fab.devs[h]->port[p].down)
-				ports[n++] = &sf_fab.devs[h]->port[p];
+	for (i = 0; i < sn->nports; i++)
+		if (!sf_port_absent(sn->ports[i]))
+			ports[n++] = sn->ports[i];
 	return n;
 }
 
-static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
+static int pr_collect(struct pr_query *q, u8 *out, int max, u16 *err)
 {
-	struct sf_port *ports[SF_MAX_HOSTS * SF_MAX_PORTS];
+	struct sf_port *ports[SF_SUBNET_PORTS];
 	struct sf_port *sp, *dp, *s_one, *d_one;
 	int n = 0, np, i, j;
 
@@ -322,7 +375,7 @@ static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
 	d_one = pr_end(q, false, err);
 	if (*err)
 		return 0;
-	np = all_ports(ports);
+	np = all_ports(q->sn, ports);
 	/* OpenSM's order (pr_rcv_process_world): destinations outside,
 	 * sources inside, both by port GUID, which is topology order here.
 	 */
@@ -347,10 +400,12 @@ static int pr_collect(const struct pr_query *q, u8 *out, int max, u16 *err)
  */
 static void sa_send(const struct sf_pkt *req, struct sf_pkt *pkt)
 {
-	struct sf_port *sm = sf_port_by_lid(sf_fab.sm_lid, NULL);
+	struct sf_subnet *sn = &sf_fab.subnets[req->subnet];
+	struct sf_port *sm = sn->sm;
 
 	pkt->src = sm;
-	pkt->slid = sf_fab.sm_lid;
+	pkt->subnet = req->subnet;
+	pkt->slid = sn->sm_lid;
 	pkt->dlid = req->slid;
 	pkt->sl = req->sl;
 	pkt->sqpn = 1;
@@ -369,9 +424,9 @@ static void sa_send(const struct sf_pkt *req, struct sf_pkt *pkt)
 	}
 	if (sm)
 		sf_count(sm, 0, pkt->data, pkt->len);
-	sf_deliver(pkt);
-	kfree(pkt);
 	atomic64_inc(&sa_answered);
+	if (!sf_deliver(pkt))
+		kfree(pkt);
 }
 
 static struct sf_pkt *sa_answer(const struct sf_pkt *req, u8 method,
@@ -520,6 +575,7 @@ static void sa_rmpp_ctl(struct sf_pkt *pkt)
 
 	for (i = 0; i < SA_XFERS; i++)
 		if (sa_xfers[i].req && sa_xfers[i].req->slid == pkt->slid &&
+		    sa_xfers[i].req->subnet == pkt->subnet &&
 		    !memcmp(sa_xfers[i].req->data + 8, m + 8, 8))
 			x = &sa_xfers[i];
 	if (!x)
@@ -598,6 +654,8 @@ void sf_sa_recv(struct sf_pkt *pkt)
 		atomic64_inc(&sa_dropped);
 		return;
 	}
+	q.sn = &sf_fab.subnets[pkt->subnet];
+	q.routed = false;
 	q.mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
 	q.rec = pkt->data + SA_DATA;
 	q.get = method == IB_MGMT_METHOD_GET;

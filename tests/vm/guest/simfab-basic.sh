@@ -162,7 +162,7 @@ fi
 
 # debugfs topology reads back what the module built.
 cat /sys/kernel/debug/simfab/topology >/tmp/simfab.topo
-if grep -q '^subnet prefix=0xfe80000000000000 lmc=1 sm=h1:1 sm_lid=2$' /tmp/simfab.topo &&
+if grep -q '^subnet s0 prefix=0xfe80000000000000 lmc=1 sm=h1:1 sm_lid=2 ' /tmp/simfab.topo &&
 	grep -q '^port h2/2 guid=0x5346000000000202 lid=6 .*state=active$' /tmp/simfab.topo; then
 	t_pass simfab-basic:topology
 else
