@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib-routed-info: what ib-routed is installed (like ofed_info): version,
+ * kernel series, kernel source version, the patch list of the installed
+ * source tree, and the build stamp of the overlay modules, loaded and on
+ * disk. See ib-routed-info(8).
+ */
+#include "ibr.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct modrow {
+	const char *name;
+	int loaded;
+	char *lver, *lsrc;	/* /sys/module/M/{version,srcversion} */
+	char *file;		/* what modprobe loads, as the system sees it */
+	struct ibr_modinfo mi;
+};
+
+static void jfield(const char *key, const char *val, int comma)
+{
+	printf("\"%s\": ", key);
+	if (val)
+		ibr_json_str(stdout, val);
+	else
+		printf("null");
+	if (comma)
+		printf(", ");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ib-routed-info [-s] [--json] [--root DIR] [--kernel KVER] [--source DIR]\n"
+		"  -s, --short     print the version only (ib-routed-VERSION)\n"
+		"  --json          one JSON object\n"
+		"  --root DIR      read the system under DIR (default /)\n"
+		"  --kernel KVER   report for this kernel release (default: the running one)\n"
+		"  --source DIR    the ib-routed source tree to read the patch list from\n"
+		"                  (default: the installed DKMS tree, /usr/src/ib-routed-VERSION)\n"
+		"exit status: 0, 1 when no ib-routed installation was found, 3 usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "short", no_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "source", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *root = "/", *kver = NULL, *source = NULL;
+	int shrt = 0, json = 0, c, found = 0, series_listed = -1;
+	struct ibr_sys sys;
+	char *tree = NULL, *tree_shown = NULL, *version = NULL, *dkms_ver, *kernel_source = NULL;
+	char *patch_stamp = NULL, *series_file = NULL;
+	struct ibr_list mods = { 0 }, supported = { 0 }, patches = { 0 };
+	struct ibr_moddep dep;
+	int dep_ok;
+	struct modrow *rows;
+
+	while ((c = getopt_long(argc, argv, "hsk:r:", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': shrt = 1; break;
+		case 'j': json = 1; break;
+		case 'r': root = optarg; break;
+		case 'k': kver = optarg; break;
+		case 'S': source = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("ib-routed-info %s\n", IBR_VERSION); return 0;
+		default: usage(stderr); return 3;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 3;
+	}
+	if (!ibr_is_dir(root)) {
+		fprintf(stderr, "ib-routed-info: --root %s is not a directory\n", root);
+		return 3;
+	}
+	if (source && !ibr_is_dir(source)) {
+		fprintf(stderr, "ib-routed-info: --source %s is not a directory\n", source);
+		return 3;
+	}
+	ibr_sys_init(&sys, root, kver);
+
+	/* The source tree: --source (a host path), else the installed one. */
+	if (source) {
+		tree = ibr_strdup(source);
+		tree_shown = ibr_strdup(source);
+	} else {
+		char *rel = ibr_source_tree(&sys);
+
+		if (rel) {
+			tree = ibr_path(&sys, "%s", rel);
+			tree_shown = rel;
+		}
+	}
+	dkms_ver = ibr_dkms_installed_version(&sys);
+	if (tree) {
+		char *p = ibr_fmt("%s/VERSION", tree);
+
+		version = ibr_read_line(p);
+		free(p);
+		series_listed = ibr_series_modules(tree, sys.series, &mods, &supported);
+		if (series_listed == 1) {
+			char *txt, *save = NULL;
+
+			series_file = ibr_fmt("%s/kernel-patches/%s/series", tree, sys.series);
+			txt = ibr_slurp(series_file, NULL);
+			for (char *l = txt ? strtok_r(txt, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+				char *h = strchr(l, '#'), *s2 = NULL, *w;
+
+				if (h)
+					*h = '\0';
+				w = strtok_r(l, " \t", &s2);
+				if (w)
+					ibr_list_add(&patches, w);
+			}
+			if (!txt) {
+				free(series_file);
+				series_file = NULL;
+			}
+			free(txt);
+		}
+		found = 1;
+	}
+	if (!version && dkms_ver)
+		version = ibr_strdup(dkms_ver);
+	if (!mods.n)
+		ibr_list_add_words(&mods, IBR_DEFAULT_MODULES);
+
+	dep_ok = ibr_moddep_load(&sys, &dep) == 0;
+	rows = calloc(mods.n, sizeof(*rows));
+	if (!rows)
+		return 3;
+	for (size_t i = 0; i < mods.n; i++) {
+		struct modrow *r = &rows[i];
+		char *p = ibr_path(&sys, "/sys/module/%s", mods.v[i]), *q;
+		const char *rel = dep_ok ? ibr_moddep_find(&dep, mods.v[i]) : NULL;
+
+		r->name = mods.v[i];
+		r->loaded = ibr_is_dir(p);
+		if (r->loaded) {
+			q = ibr_fmt("%s/version", p);
+			r->lver = ibr_read_line(q);
+			free(q);
+			q = ibr_fmt("%s/srcversion", p);
+			r->lsrc = ibr_read_line(q);
+			free(q);
+		}
+		free(p);
+		if (rel) {
+			r->file = rel[0] == '/' ? ibr_strdup(rel) : ibr_fmt("/lib/modules/%s/%s", sys.kver, rel);
+			p = ibr_path(&sys, "%s", r->file);
+			ibr_modinfo_read(p, &r->mi);
+			free(p);
+			if (r->mi.ibr_version) {
+				found = 1;
+				if (!version)
+					version = ibr_strdup(r->mi.ibr_version);
+				if (!kernel_source && r->mi.ibr_source)
+					kernel_source = ibr_strdup(r->mi.ibr_source);
+				if (!patch_stamp && r->mi.ibr_patches)
+					patch_stamp = ibr_strdup(r->mi.ibr_patches);
+			}
+		}
+		if (r->lver && strstr(r->lver, " series="))
+			found = 1;
+	}
+	if (dkms_ver)
+		found = 1;
+	if (!version)
+		version = ibr_strdup(IBR_VERSION);
+
+	if (shrt) {
+		if (json)
+			printf("{\"version\": \"%s\"}\n", version);
+		else
+			printf("%s-%s\n", IBR_PACKAGE, version);
+	} else if (json) {
+		printf("{\n  ");
+		jfield("version", version, 1);
+		jfield("tool_version", IBR_VERSION, 0);
+		printf(",\n  ");
+		jfield("kernel", sys.kver, 1);
+		jfield("arch", sys.arch, 1);
+		jfield("series", sys.series, 0);
+		printf(", \"series_supported\": %s,\n  ",
+		       series_listed == 1 ? "true" : series_listed == 0 ? "false" : "null");
+		jfield("source_tree", tree_shown, 1);
+		jfield("dkms_installed", dkms_ver, 0);
+		printf(",\n  ");
+		jfield("kernel_source", kernel_source, 1);
+		jfield("patch_stamp", patch_stamp, 0);
+		printf(",\n  \"patches\": ");
+		if (series_file) {
+			printf("[");
+			for (size_t i = 0; i < patches.n; i++) {
+				printf("%s", i ? ", " : "");
+				ibr_json_str(stdout, patches.v[i]);
+			}
+			printf("]");
+		} else {
+			printf("null");
+		}
+		printf(",\n  \"modules\": [\n");
+		for (size_t i = 0; i < mods.n; i++) {
+			struct modrow *r = &rows[i];
+
+			printf("    {");
+			jfield("name", r->name, 0);
+			printf(", \"loaded\": %s, ", r->loaded ? "true" : "false");
+			jfield("loaded_version", r->lver, 1);
+			jfield("loaded_srcversion", r->lsrc, 1);
+			jfield("file", r->file, 1);
+			jfield("file_status", !r->file ? NULL : r->mi.status == IBR_MI_OK ? "ok" : r->mi.err, 1);
+			jfield("file_version", r->mi.version, 1);
+			jfield("file_srcversion", r->mi.srcversion, 1);
+			jfield("ib_routed_version", r->mi.ibr_version, 1);
+			jfield("ib_routed_series", r->mi.ibr_series, 1);
+			jfield("ib_routed_patches", r->mi.ibr_patches, 1);
+			jfield("ib_routed_source", r->mi.ibr_source, 0);
+			printf(", \"signed\": %s}%s\n", r->file && r->mi.status == IBR_MI_OK ?
+			       (r->mi.is_signed ? "true" : "false") : "null", i + 1 < mods.n ? "," : "");
+		}
+		printf("  ]\n}\n");
+	} else {
+		printf("%s %s%s\n", IBR_PACKAGE, version, found ? "" : " (not installed: this is the tool's version)");
+		printf("  kernel:         %s (%s), series %s%s\n", sys.kver, sys.arch, sys.series,
+		       series_listed == 0 ? " (not supported by this ib-routed: the in-tree stack is used)" : "");
+		printf("  source tree:    %s\n", tree_shown ? tree_shown : "(none installed; --source DIR)");
+		printf("  dkms:           %s%s%s\n", dkms_ver ? "ib-routed " : "", dkms_ver ? dkms_ver : "not installed for this kernel",
+		       dkms_ver ? " installed for this kernel" : "");
+		printf("  kernel source:  %s\n", kernel_source ? kernel_source : "(unknown: no overlay module file)");
+		if (series_file) {
+			/* The series file as the system sees it (no root prefix). */
+			printf("  patches:        %zu (%s)\n", patches.n,
+			       series_file + (source ? 0 : strlen(tree) - strlen(tree_shown)));
+			for (size_t i = 0; i < patches.n; i++)
+				printf("    %s\n", patches.v[i]);
+		} else {
+			printf("  patches:        %s (no patch list: %s)\n", patch_stamp ? patch_stamp : "unknown",
+			       !tree ? "no source tree" : series_listed == 0 ? "series not supported" :
+			       "no series file");
+		}
+		if (patch_stamp)
+			printf("  patch stamp:    %s\n", patch_stamp);
+		printf("modules:\n");
+		for (size_t i = 0; i < mods.n; i++) {
+			struct modrow *r = &rows[i];
+
+			if (r->loaded)
+				printf("  %-9s loaded: version '%s', srcversion %s\n", r->name,
+				       r->lver ? r->lver : "(none: not an ib-routed build)", r->lsrc ? r->lsrc : "(none)");
+			else
+				printf("  %-9s not loaded\n", r->name);
+			if (!r->file)
+				printf("  %-9s file:   (modules.dep has none)\n", "");
+			else if (r->mi.status != IBR_MI_OK)
+				printf("  %-9s file:   %s (%s)\n", "", r->file, r->mi.err);
+			else if (!r->mi.ibr_version)
+				printf("  %-9s file:   %s (in-tree, not ib-routed)\n", "", r->file);
+			else
+				printf("  %-9s file:   %s: version '%s', srcversion %s, %s\n", "", r->file,
+				       r->mi.version ? r->mi.version : "", r->mi.srcversion ? r->mi.srcversion : "(none)",
+				       r->mi.is_signed ? "signed" : "unsigned");
+		}
+	}
+
+	for (size_t i = 0; i < mods.n; i++) {
+		free(rows[i].lver);
+		free(rows[i].lsrc);
+		free(rows[i].file);
+		ibr_modinfo_free(&rows[i].mi);
+	}
+	free(rows);
+	if (dep_ok)
+		ibr_moddep_free(&dep);
+	ibr_list_free(&mods);
+	ibr_list_free(&supported);
+	ibr_list_free(&patches);
+	free(tree);
+	free(tree_shown);
+	free(version);
+	free(dkms_ver);
+	free(kernel_source);
+	free(patch_stamp);
+	free(series_file);
+	return found ? 0 : 1;
+}

@@ -1,0 +1,894 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib-routed-verify: check that the ib-routed overlay is installed and in use
+ * on this machine, and say what is wrong when it is not.
+ *
+ * Each check reads the system through the root prefix (--root), reports one
+ * result (ok, warn, error or skip, with a message) and the exit status is
+ * the worst severity: 0 ok (or skipped), 1 warn, 2 error; 3 usage error.
+ * See ib-routed-verify(8).
+ */
+#include "ibr.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum sev { SEV_OK, SEV_SKIP, SEV_WARN, SEV_ERROR };
+static const char *const sev_name[] = { "ok", "skip", "warn", "error" };
+
+struct result {
+	char *name;
+	enum sev sev;
+	char *msg;
+};
+
+struct verify {
+	struct ibr_sys sys;
+	const char *remote_gid;
+	struct result *res;
+	size_t nres;
+	/* Gathered once, read by the checks. */
+	struct ibr_list mods;		/* the overlay's modules */
+	struct ibr_list supported;	/* series the installed source supports */
+	int series_known;		/* 1 listed, 0 not, -1 no series.conf */
+	char *src_tree;			/* /usr/src/ib-routed-VER (no root) */
+	struct ibr_moddep dep;
+	int dep_ok;
+};
+
+static void report(struct verify *v, const char *name, enum sev sev, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void report(struct verify *v, const char *name, enum sev sev, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	struct result *r;
+
+	v->res = realloc(v->res, (v->nres + 1) * sizeof(*v->res));
+	if (!v->res)
+		exit(3);
+	r = &v->res[v->nres++];
+	r->name = ibr_strdup(name);
+	r->sev = sev;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	r->msg = malloc((size_t)n + 1);
+	if (!r->msg)
+		exit(3);
+	va_start(ap, fmt);
+	vsnprintf(r->msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+}
+
+/* A message assembled from parts ("; "-separated), with its worst severity. */
+struct note {
+	enum sev sev;
+	char *text;
+};
+
+static void note_add(struct note *n, enum sev sev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note_add(struct note *n, enum sev sev, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[2048];
+	char *t;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	t = ibr_fmt("%s%s%s", n->text ? n->text : "", n->text ? "; " : "", buf);
+	free(n->text);
+	n->text = t;
+	if (sev > n->sev)
+		n->sev = sev;
+}
+
+static char *join(const struct ibr_list *l, const char *sep)
+{
+	char *s = ibr_strdup("");
+
+	for (size_t i = 0; i < l->n; i++) {
+		char *t = ibr_fmt("%s%s%s", s, i ? sep : "", l->v[i]);
+
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* The file modprobe loads for m, as a host path (NULL when none). */
+static char *winner_path(struct verify *v, const char *m, const char **rel)
+{
+	const char *p = v->dep_ok ? ibr_moddep_find(&v->dep, m) : NULL;
+
+	if (rel)
+		*rel = p;
+	if (!p)
+		return NULL;
+	if (p[0] == '/')
+		return ibr_path(&v->sys, "%s", p);
+	return ibr_path(&v->sys, "/lib/modules/%s/%s", v->sys.kver, p);
+}
+
+/* A host path built by ibr_path, as the system sees it. */
+static const char *unroot(const struct verify *v, const char *p)
+{
+	size_t rl = strlen(v->sys.root);
+
+	while (rl > 0 && v->sys.root[rl - 1] == '/')
+		rl--;
+	return p + rl;
+}
+
+static int is_intree(const char *rel)
+{
+	return rel && (strncmp(rel, "kernel/", 7) == 0 || strstr(rel, "/kernel/"));
+}
+
+/* The file a DKMS install of m put down (updates/dkms on Debian, extra on
+ * the RPM family), host path; NULL when there is none. */
+static char *dkms_file(struct verify *v, const char *m)
+{
+	static const char *const dirs[] = { "updates/dkms", "extra", "updates" };
+	static const char *const exts[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++)
+		for (size_t e = 0; e < sizeof(exts) / sizeof(exts[0]); e++) {
+			char *p = ibr_path(&v->sys, "/lib/modules/%s/%s/%s%s", v->sys.kver, dirs[d], m,
+					   exts[e]);
+
+			if (ibr_exists(p))
+				return p;
+			free(p);
+		}
+	return NULL;
+}
+
+/* Is any of the overlay's files installed for this kernel? */
+static int overlay_installed(struct verify *v)
+{
+	for (size_t i = 0; i < v->mods.n; i++) {
+		char *p = dkms_file(v, v->mods.v[i]);
+
+		free(p);
+		if (p)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- package ------------------------------------------------------------- */
+
+/* dpkg's view of the package: 1 installed (version set), 0 not, and the
+ * state when it is something else. */
+static int dpkg_state(struct verify *v, char **version, char **state)
+{
+	char *p = ibr_path(&v->sys, "/var/lib/dpkg/status");
+	char *txt = ibr_slurp(p, NULL);
+	int ret = 0;
+
+	free(p);
+	*version = *state = NULL;
+	if (!txt)
+		return -1;
+	for (char *st = txt; st && *st;) {
+		char *end = strstr(st, "\n\n");
+		char *pkg, *status, *ver;
+
+		if (end)
+			*end = '\0';
+		pkg = strstr(st, "Package: ");
+		if (pkg && (pkg == st || pkg[-1] == '\n') &&
+		    strncmp(pkg + 9, IBR_DKMS_PACKAGE "\n", strlen(IBR_DKMS_PACKAGE) + 1) == 0) {
+			status = strstr(st, "\nStatus: ");
+			ver = strstr(st, "\nVersion: ");
+			if (status) {
+				status += 9;
+				*state = ibr_strdup(status);
+				(*state)[strcspn(*state, "\n")] = '\0';
+			}
+			if (ver) {
+				ver += 10;
+				*version = ibr_strdup(ver);
+				(*version)[strcspn(*version, "\n")] = '\0';
+			}
+			ret = *state && strcmp(*state, "install ok installed") == 0;
+			break;
+		}
+		st = end ? end + 2 : NULL;
+	}
+	free(txt);
+	return ret;
+}
+
+static int rpm_state(struct verify *v, char **version)
+{
+	char *db = ibr_path(&v->sys, "/var/lib/rpm");
+	char *q, *cmd;
+	FILE *f;
+	char buf[256] = "";
+	int ok;
+
+	*version = NULL;
+	if (!ibr_is_dir(db) || !ibr_has_cmd("rpm")) {
+		free(db);
+		return -1;
+	}
+	free(db);
+	q = ibr_shell_quote(v->sys.root);
+	cmd = ibr_fmt("rpm --root %s -q --qf '%%{VERSION}-%%{RELEASE}' %s 2>/dev/null", q,
+		      IBR_DKMS_PACKAGE);
+	free(q);
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	ok = pclose(f) == 0 && buf[0];
+	if (ok)
+		*version = ibr_strdup(buf);
+	return ok;
+}
+
+static void check_package(struct verify *v)
+{
+	char *ver = NULL, *state = NULL;
+	int d = dpkg_state(v, &ver, &state);
+	struct ibr_list dk = { 0 };
+
+	if (d == 1) {
+		report(v, "package", SEV_OK, "%s %s installed (dpkg)", IBR_DKMS_PACKAGE, ver);
+		goto out;
+	}
+	if (d != 1) {
+		char *rv = NULL;
+
+		if (rpm_state(v, &rv) == 1) {
+			report(v, "package", SEV_OK, "%s %s installed (rpm)", IBR_DKMS_PACKAGE, rv);
+			free(rv);
+			goto out;
+		}
+	}
+	ibr_dkms_versions(&v->sys, &dk);
+	if (state && strcmp(state, "deinstall ok config-files") != 0 &&
+	    strcmp(state, "purge ok not-installed") != 0)
+		report(v, "package", SEV_ERROR, "%s is in dpkg state '%s' (version %s): finish or repair the installation",
+		       IBR_DKMS_PACKAGE, state, ver ? ver : "?");
+	else if (dk.n)
+		report(v, "package", SEV_WARN,
+		       "no %s package installed, but DKMS has ib-routed %s (installed from a checkout with make dkms-install?)",
+		       IBR_DKMS_PACKAGE, dk.v[dk.n - 1]);
+	else
+		report(v, "package", SEV_ERROR, "ib-routed is not installed: no %s package%s, nothing in /var/lib/dkms/%s",
+		       IBR_DKMS_PACKAGE, state ? " (only its configuration files remain)" : "",
+		       IBR_PACKAGE);
+out:
+	ibr_list_free(&dk);
+	free(ver);
+	free(state);
+}
+
+/* ---- DKMS ------------------------------------------------------------------ */
+
+static void check_dkms(struct verify *v)
+{
+	struct ibr_list dk = { 0 };
+	char *inst = ibr_dkms_installed_version(&v->sys);
+	const char *k = v->sys.kver, *a = v->sys.arch;
+
+	ibr_dkms_versions(&v->sys, &dk);
+	if (inst) {
+		char *built = ibr_path(&v->sys, "/var/lib/dkms/%s/%s/%s/%s", IBR_PACKAGE, inst, k, a);
+		struct note n = { SEV_OK, NULL };
+
+		if (!ibr_is_dir(built))
+			note_add(&n, SEV_ERROR, "DKMS's link kernel-%s-%s points to %s/%s/%s, which does not exist",
+				 k, a, inst, k, a);
+		for (size_t i = 0; i < v->mods.n; i++) {
+			char *f = dkms_file(v, v->mods.v[i]);
+
+			if (!f)
+				note_add(&n, SEV_ERROR,
+					 "%s.ko is missing from /lib/modules/%s/updates/dkms and extra (dkms install -m %s -v %s -k %s)",
+					 v->mods.v[i], k, IBR_PACKAGE, inst, k);
+			free(f);
+		}
+		if (n.sev == SEV_OK)
+			report(v, "dkms", SEV_OK, "ib-routed %s built and installed for %s (%s)", inst, k, a);
+		else
+			report(v, "dkms", n.sev, "ib-routed %s for %s: %s", inst, k, n.text);
+		free(n.text);
+		free(built);
+	} else if (!dk.n) {
+		report(v, "dkms", SEV_ERROR, "DKMS knows no ib-routed (no /var/lib/dkms/%s/<version>): not installed",
+		       IBR_PACKAGE);
+	} else {
+		const char *ver = dk.v[dk.n - 1];
+		char *built = ibr_path(&v->sys, "/var/lib/dkms/%s/%s/%s/%s", IBR_PACKAGE, ver, k, a);
+
+		if (v->series_known == 0) {
+			char *sup = join(&v->supported, " ");
+
+			report(v, "dkms", SEV_WARN,
+			       "kernel %s (series %s) is not supported by ib-routed %s (supported: %s): it keeps the in-tree RDMA stack",
+			       k, v->sys.series, ver, sup);
+			free(sup);
+		} else if (ibr_is_dir(built)) {
+			report(v, "dkms", SEV_ERROR, "ib-routed %s is built for %s but not installed (dkms install -m %s -v %s -k %s)",
+			       ver, k, IBR_PACKAGE, ver, k);
+		} else {
+			report(v, "dkms", SEV_ERROR,
+			       "ib-routed %s is not built for %s: dkms autoinstall -k %s (and see its make.log: kernel source or headers missing?)",
+			       ver, k, k);
+		}
+		free(built);
+	}
+	free(inst);
+	ibr_list_free(&dk);
+}
+
+/* ---- the installed module files ------------------------------------------- */
+
+static void check_module_files(struct verify *v)
+{
+	struct note n = { SEV_OK, NULL };
+	struct ibr_list where = { 0 }, intree = { 0 };
+	char *stamp = NULL;
+
+	if (!v->dep_ok) {
+		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+		return;
+	}
+	for (size_t i = 0; i < v->mods.n; i++) {
+		const char *m = v->mods.v[i], *rel;
+		char *p = winner_path(v, m, &rel);
+		struct ibr_modinfo mi;
+
+		if (!p) {
+			note_add(&n, SEV_ERROR, "modules.dep has no %s", m);
+			continue;
+		}
+		if (is_intree(rel)) {
+			char *f = dkms_file(v, m);
+
+			if (f)
+				note_add(&n, SEV_ERROR, "%s is installed but modules.dep still picks the in-tree %s: run depmod %s",
+					 unroot(v, f), rel, v->sys.kver);
+			else
+				ibr_list_add(&intree, m);
+			free(f);
+			free(p);
+			continue;
+		}
+		ibr_modinfo_read(p, &mi);
+		if (mi.status == IBR_MI_COMPRESSED) {
+			note_add(&n, SEV_WARN, "%s is compressed, cannot read it", rel);
+		} else if (mi.status != IBR_MI_OK) {
+			note_add(&n, SEV_ERROR, "%s", mi.err);
+		} else if (!mi.ibr_version) {
+			note_add(&n, SEV_ERROR, "%s is not an ib-routed build (no ib_routed_version in its modinfo)", rel);
+		} else {
+			char *dir = ibr_strdup(rel);
+
+			*strrchr(dir, '/') = '\0';
+			if (!ibr_list_has(&where, dir))
+				ibr_list_add(&where, dir);
+			free(dir);
+			if (!stamp)
+				stamp = ibr_strdup(mi.version ? mi.version : "");
+			else if (strcmp(stamp, mi.version ? mi.version : "") != 0)
+				note_add(&n, SEV_ERROR, "%s is of another build ('%s') than the others ('%s')",
+					 rel, mi.version ? mi.version : "", stamp);
+		}
+		ibr_modinfo_free(&mi);
+		free(p);
+	}
+	if (intree.n) {
+		char *t = join(&intree, " ");
+
+		note_add(&n, SEV_ERROR, "modprobe loads the in-tree %s: %s", t,
+			 intree.n == v->mods.n ? "the overlay is not installed for this kernel" :
+			 "no overlay file installed for it");
+		free(t);
+	}
+	if (n.sev == SEV_OK) {
+		char *mods = join(&v->mods, " "), *w = join(&where, ", ");
+
+		report(v, "module-files", SEV_OK, "%s: ib-routed builds in %s (version '%s')", mods, w,
+		       stamp ? stamp : "");
+		free(mods);
+		free(w);
+	} else {
+		report(v, "module-files", n.sev, "%s", n.text);
+	}
+	free(n.text);
+	free(stamp);
+	ibr_list_free(&where);
+	ibr_list_free(&intree);
+}
+
+/* ---- each loaded module ------------------------------------------------------ */
+
+static void check_loaded(struct verify *v, const char *m)
+{
+	char name[128];
+	char *sysdir = ibr_path(&v->sys, "/sys/module/%s", m);
+	char *lver, *lsrc, *p, *tmp;
+	const char *rel;
+	struct ibr_modinfo mi = { 0 };
+
+	snprintf(name, sizeof(name), "module:%s", m);
+	if (!ibr_is_dir(sysdir)) {
+		report(v, name, SEV_SKIP, "%s is not loaded", m);
+		free(sysdir);
+		return;
+	}
+	tmp = ibr_fmt("%s/version", sysdir);
+	lver = ibr_read_line(tmp);
+	free(tmp);
+	tmp = ibr_fmt("%s/srcversion", sysdir);
+	lsrc = ibr_read_line(tmp);
+	free(tmp);
+	p = winner_path(v, m, &rel);
+	if (p && !is_intree(rel))
+		ibr_modinfo_read(p, &mi);
+	if (!p || is_intree(rel)) {
+		report(v, name, SEV_ERROR, "the loaded %s is not the overlay's: %s", m,
+		       lver ? "and no overlay file is installed for it" :
+		       "it has no module version (the in-tree module) and no overlay file is installed for it");
+	} else if (mi.status == IBR_MI_COMPRESSED) {
+		report(v, name, SEV_WARN, "%s is compressed, cannot read it: loaded version '%s' not compared",
+		       rel, lver ? lver : "");
+	} else if (mi.status != IBR_MI_OK) {
+		report(v, name, SEV_ERROR, "%s", mi.err);
+	} else if (!mi.ibr_version) {
+		report(v, name, SEV_ERROR, "%s, which modprobe loads, is not an ib-routed build", rel);
+	} else if (!lver) {
+		report(v, name, SEV_ERROR,
+		       "the loaded %s is not the overlay's: it has no module version (the in-tree module, loaded by path or before the overlay was installed); %s carries '%s': reload the RDMA stack",
+		       m, rel, mi.version ? mi.version : "");
+	} else if (!mi.version || strcmp(lver, mi.version) != 0) {
+		report(v, name, SEV_ERROR,
+		       "the loaded %s has version '%s' but the installed %s has '%s': loaded before an upgrade? reload the RDMA stack",
+		       m, lver, rel, mi.version ? mi.version : "");
+	} else if (!lsrc || !mi.srcversion || strcmp(lsrc, mi.srcversion) != 0) {
+		report(v, name, SEV_ERROR,
+		       "the loaded %s has the stamp '%s' but srcversion %s, the installed %s has %s: not loaded from that file",
+		       m, lver, lsrc ? lsrc : "(none)", rel, mi.srcversion ? mi.srcversion : "(none)");
+	} else {
+		report(v, name, SEV_OK, "loaded from %s (version '%s', srcversion %s)", rel, lver, lsrc);
+	}
+	ibr_modinfo_free(&mi);
+	free(p);
+	free(lver);
+	free(lsrc);
+	free(sysdir);
+}
+
+/* ---- initramfs ------------------------------------------------------------------ */
+
+struct irfs {
+	struct verify *v;
+	struct note n;
+	struct ibr_list found;
+	char prefix[300];	/* lib/modules/KVER/ */
+};
+
+static int irfs_module(struct irfs *s, const char *name, char *m, size_t mlen)
+{
+	const char *lm = strstr(name, s->prefix);
+
+	if (!lm || (lm != name && lm[-1] != '/') || !strstr(name, ".ko"))
+		return 0;
+	ibr_modname(name, m, mlen);
+	return ibr_list_has(&s->v->mods, m);
+}
+
+static int irfs_want(void *ctx, const char *name)
+{
+	struct irfs *s = ctx;
+	char m[128];
+
+	return irfs_module(s, name, m, sizeof(m));
+}
+
+static void irfs_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
+{
+	struct irfs *s = ctx;
+	char m[128];
+	const char *rel;
+	char *p;
+	unsigned char *inst;
+	size_t ilen = 0;
+
+	if (!irfs_module(s, name, m, sizeof(m)))
+		return;
+	ibr_list_add(&s->found, m);
+	rel = strstr(name, s->prefix) + strlen(s->prefix);
+	if (is_intree(rel)) {
+		note_add(&s->n, SEV_ERROR, "it carries the in-tree %s", name);
+		return;
+	}
+	/* An overlay copy must be the installed file, byte for byte. */
+	p = winner_path(s->v, m, &rel);
+	inst = p ? (unsigned char *)ibr_slurp(p, &ilen) : NULL;
+	if (!inst || is_intree(rel))
+		note_add(&s->n, SEV_ERROR, "it carries %s, but no overlay %s is installed", name, m);
+	else if (data && (ilen != size || memcmp(inst, data, size) != 0))
+		note_add(&s->n, SEV_ERROR, "its %s differs from the installed %s (a stale copy)", name, rel);
+	free(inst);
+	free(p);
+}
+
+static void check_initramfs(struct verify *v)
+{
+	char *img = ibr_path(&v->sys, "/boot/initrd.img-%s", v->sys.kver);
+	struct irfs s = { .v = v };
+	char why[512] = "";
+	const char *base;
+
+	if (!ibr_exists(img)) {
+		free(img);
+		img = ibr_path(&v->sys, "/boot/initramfs-%s.img", v->sys.kver);
+	}
+	base = strrchr(img, '/') + 1;
+	if (!ibr_exists(img)) {
+		report(v, "initramfs", SEV_SKIP, "no initramfs for %s (/boot/initrd.img-%s or /boot/initramfs-%s.img)",
+		       v->sys.kver, v->sys.kver, v->sys.kver);
+		free(img);
+		return;
+	}
+	if (!overlay_installed(v)) {
+		report(v, "initramfs", SEV_SKIP, "the overlay is not installed for %s: any CM module in %s is the in-tree one, as it should be",
+		       v->sys.kver, base);
+		free(img);
+		return;
+	}
+	snprintf(s.prefix, sizeof(s.prefix), "lib/modules/%s/", v->sys.kver);
+	if (ibr_initramfs_walk(img, irfs_want, irfs_entry, &s, why, sizeof(why)) != 0) {
+		report(v, "initramfs", SEV_WARN, "cannot list %s: %s", unroot(v, img), why);
+	} else if (s.n.sev != SEV_OK) {
+		report(v, "initramfs", s.n.sev,
+		       "%s: %s; regenerate it (update-initramfs -u -k %s, or dracut -f --kver %s)",
+		       base, s.n.text, v->sys.kver, v->sys.kver);
+	} else if (s.found.n) {
+		char *f = join(&s.found, " ");
+
+		report(v, "initramfs", SEV_OK, "%s carries the installed overlay's %s", base, f);
+		free(f);
+	} else {
+		report(v, "initramfs", SEV_OK, "%s carries none of the CM modules (they load from the root file system)",
+		       base);
+	}
+	free(s.n.text);
+	ibr_list_free(&s.found);
+	free(img);
+}
+
+/* ---- Secure Boot lockdown vs signatures ---------------------------------------- */
+
+static void check_lockdown(struct verify *v)
+{
+	char *p = ibr_path(&v->sys, "/sys/kernel/security/lockdown");
+	char *lock = ibr_read_line(p);
+	char *q = ibr_path(&v->sys, "/sys/module/module/parameters/sig_enforce");
+	char *enf = ibr_read_line(q);
+	int enforce = 0;
+	char mode[64] = "none";
+	struct ibr_list uns = { 0 }, sig = { 0 };
+	struct note n = { SEV_OK, NULL };
+
+	if (lock) {
+		char *b = strchr(lock, '['), *e = b ? strchr(b, ']') : NULL;
+
+		if (b && e)
+			snprintf(mode, sizeof(mode), "%.*s", (int)(e - b - 1), b + 1);
+		enforce = strcmp(mode, "integrity") == 0 || strcmp(mode, "confidentiality") == 0;
+	}
+	if (enf && (enf[0] == 'Y' || enf[0] == '1'))
+		enforce = 1;
+	if (!lock && !enf) {
+		report(v, "lockdown", SEV_SKIP,
+		       "cannot tell whether module signatures are enforced: no /sys/kernel/security/lockdown (securityfs not mounted) and no sig_enforce parameter");
+		goto out;
+	}
+	for (size_t i = 0; i < v->mods.n; i++) {
+		const char *rel;
+		char *f = winner_path(v, v->mods.v[i], &rel);
+		struct ibr_modinfo mi;
+
+		if (!f || is_intree(rel)) {
+			free(f);
+			continue;
+		}
+		ibr_modinfo_read(f, &mi);
+		if (mi.status == IBR_MI_COMPRESSED)
+			note_add(&n, SEV_WARN, "%s is compressed, cannot read its signature", rel);
+		else if (mi.status == IBR_MI_OK && mi.ibr_version)
+			ibr_list_add(mi.is_signed ? &sig : &uns, v->mods.v[i]);
+		ibr_modinfo_free(&mi);
+		free(f);
+	}
+	if (!uns.n && !sig.n && n.sev == SEV_OK) {
+		report(v, "lockdown", SEV_SKIP, "no overlay module installed for %s (lockdown: %s)", v->sys.kver, mode);
+	} else if (enforce && uns.n) {
+		char *u = join(&uns, " ");
+
+		report(v, "lockdown", SEV_ERROR,
+		       "lockdown '%s'%s refuses unsigned modules, and the overlay's %s %s unsigned: sign them (DKMS mok_signing_key) with an enrolled key",
+		       mode, enf && enf[0] == 'Y' ? " (sig_enforce)" : "", u, uns.n == 1 ? "is" : "are");
+		free(u);
+	} else if (n.sev != SEV_OK) {
+		report(v, "lockdown", n.sev, "lockdown '%s': %s", mode, n.text);
+	} else if (enforce) {
+		report(v, "lockdown", SEV_OK,
+		       "lockdown '%s': all %zu overlay modules are signed (whether the kernel trusts the key: mokutil --test-key)",
+		       mode, sig.n);
+	} else {
+		report(v, "lockdown", SEV_OK, "signatures not enforced (lockdown '%s'); %zu of %zu overlay modules signed",
+		       mode, sig.n, sig.n + uns.n);
+	}
+out:
+	free(n.text);
+	ibr_list_free(&uns);
+	ibr_list_free(&sig);
+	free(lock);
+	free(enf);
+	free(p);
+	free(q);
+}
+
+/* ---- what later parts of ib-routed define -------------------------------------- */
+
+static void check_later(struct verify *v)
+{
+	char *mods = join(&v->mods, " ");
+
+	report(v, "capabilities", SEV_SKIP,
+	       "not defined by this series yet: ib-routed %s publishes no capabilities file", IBR_VERSION);
+	if (ibr_list_has(&v->mods, "ib_remote_sa"))
+		report(v, "remote-sa", SEV_SKIP,
+		       "the series has ib_remote_sa, but this ib-routed-verify %s cannot check its responder yet",
+		       IBR_VERSION);
+	else
+		report(v, "remote-sa", SEV_SKIP,
+		       "not defined by this series yet: no ib_remote_sa module among the overlay's (%s)", mods);
+	report(v, "librdmacm", SEV_SKIP,
+	       "not defined by this series yet: ib-routed %s ships no patched librdmacm", IBR_VERSION);
+	if (!v->remote_gid)
+		report(v, "remote-path", SEV_SKIP, "no --remote-gid given");
+	else
+		report(v, "remote-path", SEV_SKIP,
+		       "a live path query to %s needs ib_remote_sa, which this series does not have yet",
+		       v->remote_gid);
+	free(mods);
+}
+
+/* ---- kernel log: dependents and trouble ------------------------------------------ */
+
+static void check_klog(struct verify *v)
+{
+	struct ibr_list log = { 0 }, cm = { 0 }, deps = { 0 }, failed = { 0 }, loaded = { 0 };
+	char why[512] = "";
+	int have_log = ibr_klog_read(&v->sys, &log, why, sizeof(why)) == 0;
+	static const char *const bad[] = {
+		"disagrees about version of symbol", "Oops", "BUG:", "WARNING:",
+	};
+	const char *first = NULL, *firstfail = NULL;
+	size_t nbad = 0;
+
+	/* In-tree dependents of the CM modules. */
+	ibr_list_add_words(&cm, IBR_CM_MODULES);
+	if (!v->dep_ok) {
+		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+	} else {
+		ibr_moddep_dependents(&v->dep, &cm, &deps);
+		for (size_t i = 0; i < deps.n; i++) {
+			char *s = ibr_path(&v->sys, "/sys/module/%s", deps.v[i]);
+
+			if (ibr_is_dir(s))
+				ibr_list_add(&loaded, deps.v[i]);
+			free(s);
+			for (size_t j = 0; have_log && j < log.n; j++) {
+				const char *l = log.v[j];
+				size_t dl = strlen(deps.v[i]);
+
+				if (strncmp(l, deps.v[i], dl) == 0 && l[dl] == ':' &&
+				    (strstr(l, "disagrees about version of symbol") || strstr(l, "Unknown symbol"))) {
+					if (!ibr_list_has(&failed, deps.v[i]))
+						ibr_list_add(&failed, deps.v[i]);
+					if (!firstfail)
+						firstfail = l;
+				}
+			}
+		}
+		if (!deps.n) {
+			report(v, "dependents", SEV_ERROR, "modules.dep lists no in-tree module depending on %s",
+			       IBR_CM_MODULES);
+		} else if (!have_log) {
+			report(v, "dependents", SEV_WARN, "cannot read the kernel log (%s) to see whether the %zu in-tree dependents loaded",
+			       why, deps.n);
+		} else if (failed.n) {
+			char *f = join(&failed, " ");
+
+			report(v, "dependents", SEV_ERROR,
+			       "in-tree modules failed to load against the loaded CM modules: %s (kernel: \"%s\"); the overlay broke the kernel ABI",
+			       f, firstfail);
+			free(f);
+		} else {
+			char *l = join(&loaded, " ");
+
+			report(v, "dependents", SEV_OK, "none of the %zu in-tree dependents of %s failed to load (loaded now: %s)",
+			       deps.n, IBR_CM_MODULES, loaded.n ? l : "none");
+			free(l);
+		}
+	}
+
+	if (!have_log) {
+		report(v, "kernel-log", SEV_WARN, "cannot read the kernel log: %s", why);
+	} else {
+		for (size_t j = 0; j < log.n; j++)
+			for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
+				if (strstr(log.v[j], bad[b])) {
+					if (!first)
+						first = log.v[j];
+					nbad++;
+					break;
+				}
+		if (nbad)
+			report(v, "kernel-log", SEV_ERROR, "%zu line%s of trouble, the first: \"%s\"", nbad,
+			       nbad == 1 ? "" : "s", first);
+		else
+			report(v, "kernel-log", SEV_OK,
+			       "no \"disagrees about version of symbol\", Oops, BUG: or WARNING: in %zu lines", log.n);
+	}
+	ibr_list_free(&log);
+	ibr_list_free(&cm);
+	ibr_list_free(&deps);
+	ibr_list_free(&failed);
+	ibr_list_free(&loaded);
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ib-routed-verify [--json] [--root DIR] [--kernel KVER] [--remote-gid GID]\n"
+		"  --json            one JSON object instead of the table\n"
+		"  --root DIR        read the system under DIR (default /)\n"
+		"  --kernel KVER     check this kernel release (default: the running one)\n"
+		"  --remote-gid GID  also query a path to GID over ib_remote_sa (not yet available)\n"
+		"exit status: 0 ok, 1 warning, 2 error (worst check), 3 usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "remote-gid", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct verify v = { 0 };
+	const char *root = "/", *kver = NULL;
+	int json = 0, c;
+	enum sev worst = SEV_OK;
+	int status;
+
+	while ((c = getopt_long(argc, argv, "hk:r:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'r': root = optarg; break;
+		case 'k': kver = optarg; break;
+		case 'g': {
+			unsigned char a[16];
+
+			if (inet_pton(AF_INET6, optarg, a) != 1) {
+				fprintf(stderr, "ib-routed-verify: --remote-gid: '%s' is not a GID (IPv6 notation)\n",
+					optarg);
+				return 3;
+			}
+			v.remote_gid = optarg;
+			break;
+		}
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("ib-routed-verify %s\n", IBR_VERSION); return 0;
+		default: usage(stderr); return 3;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 3;
+	}
+	if (!ibr_is_dir(root)) {
+		fprintf(stderr, "ib-routed-verify: --root %s is not a directory\n", root);
+		return 3;
+	}
+	ibr_sys_init(&v.sys, root, kver);
+
+	/* The overlay's modules: the installed source's series.conf, else the
+	 * ones every series has. */
+	v.src_tree = ibr_source_tree(&v.sys);
+	v.series_known = -1;
+	if (v.src_tree) {
+		char *t = ibr_path(&v.sys, "%s", v.src_tree);
+
+		v.series_known = ibr_series_modules(t, v.sys.series, &v.mods, &v.supported);
+		free(t);
+	}
+	if (!v.mods.n)
+		ibr_list_add_words(&v.mods, IBR_DEFAULT_MODULES);
+	v.dep_ok = ibr_moddep_load(&v.sys, &v.dep) == 0;
+
+	check_package(&v);
+	check_dkms(&v);
+	check_module_files(&v);
+	for (size_t i = 0; i < v.mods.n; i++)
+		check_loaded(&v, v.mods.v[i]);
+	check_initramfs(&v);
+	check_lockdown(&v);
+	check_later(&v);
+	check_klog(&v);
+
+	for (size_t i = 0; i < v.nres; i++)
+		if (v.res[i].sev > worst)
+			worst = v.res[i].sev;
+	status = worst == SEV_ERROR ? 2 : worst == SEV_WARN ? 1 : 0;
+	if (worst == SEV_SKIP)
+		worst = SEV_OK;
+
+	if (json) {
+		printf("{\n  \"tool\": \"ib-routed-verify\",\n  \"version\": ");
+		ibr_json_str(stdout, IBR_VERSION);
+		printf(",\n  \"root\": ");
+		ibr_json_str(stdout, root);
+		printf(",\n  \"kernel\": ");
+		ibr_json_str(stdout, v.sys.kver);
+		printf(",\n  \"arch\": ");
+		ibr_json_str(stdout, v.sys.arch);
+		printf(",\n  \"severity\": \"%s\",\n  \"exit_status\": %d,\n  \"checks\": {\n",
+		       sev_name[worst], status);
+		/* One check per line: easy to grep in a busybox guest. */
+		for (size_t i = 0; i < v.nres; i++) {
+			printf("    ");
+			ibr_json_str(stdout, v.res[i].name);
+			printf(": {\"severity\": \"%s\", \"message\": ", sev_name[v.res[i].sev]);
+			ibr_json_str(stdout, v.res[i].msg);
+			printf("}%s\n", i + 1 < v.nres ? "," : "");
+		}
+		printf("  }\n}\n");
+	} else {
+		size_t w = 0;
+
+		printf("ib-routed-verify %s: kernel %s (%s)%s%s\n", IBR_VERSION, v.sys.kver, v.sys.arch,
+		       strcmp(root, "/") ? ", root " : "", strcmp(root, "/") ? root : "");
+		for (size_t i = 0; i < v.nres; i++)
+			if (strlen(v.res[i].name) > w)
+				w = strlen(v.res[i].name);
+		for (size_t i = 0; i < v.nres; i++)
+			printf("%-5s  %-*s  %s\n", sev_name[v.res[i].sev], (int)w, v.res[i].name, v.res[i].msg);
+		printf("result: %s (exit status %d)\n", sev_name[worst], status);
+	}
+	fflush(stdout);
+
+	for (size_t i = 0; i < v.nres; i++) {
+		free(v.res[i].name);
+		free(v.res[i].msg);
+	}
+	free(v.res);
+	free(v.src_tree);
+	ibr_list_free(&v.mods);
+	ibr_list_free(&v.supported);
+	ibr_moddep_free(&v.dep);
+	return status;
+}

@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Shared helpers of ib-routed-verify and ib-routed-info (see ibr.h). */
+#include "ibr.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q) {
+		fprintf(stderr, "out of memory\n");
+		exit(3);
+	}
+	return q;
+}
+
+char *ibr_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = xrealloc(NULL, n);
+
+	memcpy(d, s, n);
+	return d;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+	char *s;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		n = 0;
+	s = xrealloc(NULL, (size_t)n + 1);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+char *ibr_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = vfmt(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+char *ibr_path(const struct ibr_sys *sys, const char *fmt, ...)
+{
+	va_list ap;
+	char *rel, *p;
+	const char *root = sys->root;
+	size_t rl = strlen(root);
+
+	va_start(ap, fmt);
+	rel = vfmt(fmt, ap);
+	va_end(ap);
+	while (rl > 0 && root[rl - 1] == '/')
+		rl--;
+	p = ibr_fmt("%.*s%s%s", (int)rl, root, rel[0] == '/' ? "" : "/", rel);
+	free(rel);
+	return p;
+}
+
+void ibr_list_add(struct ibr_list *l, const char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = ibr_strdup(s);
+}
+
+int ibr_list_has(const struct ibr_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+void ibr_list_free(struct ibr_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+void ibr_list_add_words(struct ibr_list *l, const char *s)
+{
+	char *d = ibr_strdup(s), *save = NULL;
+
+	for (char *w = strtok_r(d, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save))
+		if (!ibr_list_has(l, w))
+			ibr_list_add(l, w);
+	free(d);
+}
+
+void ibr_sys_init(struct ibr_sys *sys, const char *root, const char *kver)
+{
+	struct utsname u;
+	const char *p;
+	int dots = 0;
+	size_t i;
+
+	memset(sys, 0, sizeof(*sys));
+	sys->root = root ? root : "/";
+	if (uname(&u) == 0) {
+		snprintf(sys->kver, sizeof(sys->kver), "%s", u.release);
+		snprintf(sys->arch, sizeof(sys->arch), "%s", u.machine);
+	}
+	if (kver)
+		snprintf(sys->kver, sizeof(sys->kver), "%s", kver);
+	/* MAJOR.MINOR: up to the second dot or the first non-digit after it. */
+	for (p = sys->kver, i = 0; *p && i + 1 < sizeof(sys->series); p++, i++) {
+		if (*p == '.' && ++dots == 2)
+			break;
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			break;
+		sys->series[i] = *p;
+	}
+	sys->series[i] = '\0';
+}
+
+char *ibr_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? 2 * cap : 65536;
+			buf = xrealloc(buf, cap + 1);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	if (ferror(f)) {
+		int e = errno;
+
+		fclose(f);
+		free(buf);
+		errno = e ? e : EIO;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *ibr_read_line(const char *path)
+{
+	char *s = ibr_slurp(path, NULL);
+	size_t n;
+
+	if (!s)
+		return NULL;
+	s[strcspn(s, "\n")] = '\0';
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+int ibr_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+int ibr_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void ibr_modname(const char *path, char *out, size_t outlen)
+{
+	const char *b = strrchr(path, '/');
+	char *k;
+
+	snprintf(out, outlen, "%s", b ? b + 1 : path);
+	k = strstr(out, ".ko");
+	if (k && (k[3] == '\0' || k[3] == '.'))
+		*k = '\0';
+	for (char *p = out; *p; p++)
+		if (*p == '-')
+			*p = '_';
+}
+
+static const char *decompressor(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (!dot)
+		return NULL;
+	if (strcmp(dot, ".xz") == 0)
+		return "xz";
+	if (strcmp(dot, ".zst") == 0)
+		return "zstd";
+	if (strcmp(dot, ".gz") == 0)
+		return "gzip";
+	return NULL;
+}
+
+int ibr_is_compressed(const char *path)
+{
+	return decompressor(path) != NULL;
+}
+
+int ibr_has_cmd(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char *d, *save = NULL;
+	int found = 0;
+
+	if (!path)
+		path = "/usr/sbin:/usr/bin:/sbin:/bin";
+	d = ibr_strdup(path);
+	for (char *dir = strtok_r(d, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char *p = ibr_fmt("%s/%s", dir, cmd);
+
+		found = access(p, X_OK) == 0;
+		free(p);
+	}
+	free(d);
+	return found;
+}
+
+char *ibr_shell_quote(const char *s)
+{
+	size_t n = 3;
+	char *q, *o;
+
+	for (const char *p = s; *p; p++)
+		n += *p == '\'' ? 4 : 1;
+	q = o = xrealloc(NULL, n);
+	*o++ = '\'';
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return q;
+}
+
+/* ---- module files ----------------------------------------------------------- */
+
+static uint64_t rd(const unsigned char *p, int size)
+{
+	uint64_t v = 0;
+
+	for (int i = size - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void mi_set(char **field, const char *val, size_t len)
+{
+	free(*field);
+	*field = xrealloc(NULL, len + 1);
+	memcpy(*field, val, len);
+	(*field)[len] = '\0';
+}
+
+void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "version", offsetof(struct ibr_modinfo, version) },
+		{ "srcversion", offsetof(struct ibr_modinfo, srcversion) },
+		{ "vermagic", offsetof(struct ibr_modinfo, vermagic) },
+		{ "ib_routed_version", offsetof(struct ibr_modinfo, ibr_version) },
+		{ "ib_routed_series", offsetof(struct ibr_modinfo, ibr_series) },
+		{ "ib_routed_patches", offsetof(struct ibr_modinfo, ibr_patches) },
+		{ "ib_routed_source", offsetof(struct ibr_modinfo, ibr_source) },
+	};
+	size_t siglen = strlen(IBR_SIG_MAGIC);
+	int is64;
+	uint64_t shoff, shentsize, shnum, shstrndx, stroff, strsize;
+	const unsigned char *mod = NULL;
+	uint64_t modsize = 0;
+
+	mi->status = IBR_MI_BAD;
+	mi->is_signed = len >= siglen && memcmp(buf + len - siglen, IBR_SIG_MAGIC, siglen) == 0;
+	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0) {
+		snprintf(mi->err, sizeof(mi->err), "not an ELF file");
+		return;
+	}
+	if (buf[EI_DATA] != ELFDATA2LSB) {
+		snprintf(mi->err, sizeof(mi->err), "not a little-endian ELF file");
+		return;
+	}
+	is64 = buf[EI_CLASS] == ELFCLASS64;
+	if (!is64 && buf[EI_CLASS] != ELFCLASS32) {
+		snprintf(mi->err, sizeof(mi->err), "unknown ELF class");
+		return;
+	}
+	if (len < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		snprintf(mi->err, sizeof(mi->err), "truncated ELF header");
+		return;
+	}
+	if (is64) {
+		shoff = rd(buf + offsetof(Elf64_Ehdr, e_shoff), 8);
+		shentsize = rd(buf + offsetof(Elf64_Ehdr, e_shentsize), 2);
+		shnum = rd(buf + offsetof(Elf64_Ehdr, e_shnum), 2);
+		shstrndx = rd(buf + offsetof(Elf64_Ehdr, e_shstrndx), 2);
+	} else {
+		shoff = rd(buf + offsetof(Elf32_Ehdr, e_shoff), 4);
+		shentsize = rd(buf + offsetof(Elf32_Ehdr, e_shentsize), 2);
+		shnum = rd(buf + offsetof(Elf32_Ehdr, e_shnum), 2);
+		shstrndx = rd(buf + offsetof(Elf32_Ehdr, e_shstrndx), 2);
+	}
+	if (shentsize < (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) || shnum == 0 ||
+	    shstrndx >= shnum || shoff > len || shnum * shentsize > len - shoff) {
+		snprintf(mi->err, sizeof(mi->err), "bad ELF section table");
+		return;
+	}
+#define SH(i) (buf + shoff + (uint64_t)(i) * shentsize)
+#define SHF(i, f) (is64 ? rd(SH(i) + offsetof(Elf64_Shdr, f), sizeof(((Elf64_Shdr *)0)->f)) \
+			: rd(SH(i) + offsetof(Elf32_Shdr, f), sizeof(((Elf32_Shdr *)0)->f)))
+	stroff = SHF(shstrndx, sh_offset);
+	strsize = SHF(shstrndx, sh_size);
+	if (stroff > len || strsize > len - stroff) {
+		snprintf(mi->err, sizeof(mi->err), "bad ELF section name table");
+		return;
+	}
+	for (uint64_t i = 0; i < shnum; i++) {
+		uint64_t name = SHF(i, sh_name), off = SHF(i, sh_offset), size = SHF(i, sh_size);
+
+		if (name >= strsize || strnlen((const char *)buf + stroff + name, strsize - name) ==
+		    strsize - name)
+			continue;
+		if (strcmp((const char *)buf + stroff + name, ".modinfo") != 0)
+			continue;
+		if (SHF(i, sh_type) == SHT_NOBITS || off > len || size > len - off) {
+			snprintf(mi->err, sizeof(mi->err), "bad .modinfo section");
+			return;
+		}
+		mod = buf + off;
+		modsize = size;
+		break;
+	}
+#undef SHF
+#undef SH
+	if (!mod) {
+		snprintf(mi->err, sizeof(mi->err), "no .modinfo section (not a kernel module)");
+		return;
+	}
+	/* NUL-separated key=value strings, possibly padded with NULs. */
+	for (uint64_t p = 0; p < modsize;) {
+		const char *s = (const char *)mod + p;
+		size_t sl = strnlen(s, modsize - p);
+		const char *eq = memchr(s, '=', sl);
+
+		if (eq) {
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				if ((size_t)(eq - s) == strlen(keys[k].key) &&
+				    memcmp(s, keys[k].key, (size_t)(eq - s)) == 0)
+					mi_set((char **)((char *)mi + keys[k].off), eq + 1,
+					       sl - (size_t)(eq - s) - 1);
+			}
+		}
+		p += sl + 1;
+	}
+	mi->status = IBR_MI_OK;
+	mi->err[0] = '\0';
+}
+
+void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
+{
+	const char *dec = decompressor(path);
+	unsigned char *buf = NULL;
+	size_t len = 0;
+
+	memset(mi, 0, sizeof(*mi));
+	if (!ibr_exists(path)) {
+		mi->status = IBR_MI_MISSING;
+		snprintf(mi->err, sizeof(mi->err), "%s does not exist", path);
+		return;
+	}
+	if (dec) {
+		/* Decompress with the distribution's tool when it is there. */
+		char *q = ibr_shell_quote(path);
+		char *cmd = ibr_fmt("%s -dc < %s 2>/dev/null", dec, q);
+		FILE *p = ibr_has_cmd(dec) ? popen(cmd, "r") : NULL;
+		size_t cap = 0, r;
+
+		free(q);
+		free(cmd);
+		if (p) {
+			do {
+				if (cap - len < 65536) {
+					cap = cap ? 2 * cap : 1 << 20;
+					buf = xrealloc(buf, cap);
+				}
+				r = fread(buf + len, 1, cap - len, p);
+				len += r;
+			} while (r > 0);
+			if (pclose(p) != 0 || len == 0) {
+				free(buf);
+				buf = NULL;
+			}
+		}
+		if (!buf) {
+			mi->status = IBR_MI_COMPRESSED;
+			snprintf(mi->err, sizeof(mi->err), "%s is compressed, cannot read it (%s -dc failed or %s is missing)",
+				 path, dec, dec);
+			return;
+		}
+	} else {
+		buf = (unsigned char *)ibr_slurp(path, &len);
+		if (!buf) {
+			mi->status = IBR_MI_BAD;
+			snprintf(mi->err, sizeof(mi->err), "cannot read %s: %s", path, strerror(errno));
+			return;
+		}
+	}
+	ibr_modinfo_parse(buf, len, mi);
+	if (mi->status != IBR_MI_OK) {
+		char e[sizeof(mi->err)];
+
+		snprintf(e, sizeof(e), "%s", mi->err);
+		snprintf(mi->err, sizeof(mi->err), "%.250s: %.250s", path, e);
+	}
+	free(buf);
+}
+
+void ibr_modinfo_free(struct ibr_modinfo *mi)
+{
+	free(mi->version);
+	free(mi->srcversion);
+	free(mi->vermagic);
+	free(mi->ibr_version);
+	free(mi->ibr_series);
+	free(mi->ibr_patches);
+	free(mi->ibr_source);
+	memset(mi, 0, sizeof(*mi));
+}
+
+/* ---- modules.dep ------------------------------------------------------------ */
+
+int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d)
+{
+	char *p = ibr_path(sys, "/lib/modules/%s/modules.dep", sys->kver);
+	char *txt = ibr_slurp(p, NULL), *save = NULL;
+	size_t cap = 0;
+
+	free(p);
+	memset(d, 0, sizeof(*d));
+	if (!txt)
+		return -1;
+	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+		char nm[256];
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		if (d->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			d->path = xrealloc(d->path, cap * sizeof(char *));
+			d->name = xrealloc(d->name, cap * sizeof(char *));
+			d->deps = xrealloc(d->deps, cap * sizeof(char *));
+		}
+		ibr_modname(line, nm, sizeof(nm));
+		d->path[d->n] = ibr_strdup(line);
+		d->name[d->n] = ibr_strdup(nm);
+		d->deps[d->n] = ibr_strdup(colon + 1);
+		d->n++;
+	}
+	free(txt);
+	return 0;
+}
+
+const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strcmp(d->name[i], name) == 0)
+			return d->path[i];
+	return NULL;
+}
+
+void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
+			   struct ibr_list *out)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		char *deps, *save = NULL;
+
+		if (ibr_list_has(names, d->name[i]) || strncmp(d->path[i], "kernel/", 7) != 0)
+			continue;
+		deps = ibr_strdup(d->deps[i]);
+		for (char *w = strtok_r(deps, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+			char nm[256];
+
+			ibr_modname(w, nm, sizeof(nm));
+			if (ibr_list_has(names, nm)) {
+				if (!ibr_list_has(out, d->name[i]))
+					ibr_list_add(out, d->name[i]);
+				break;
+			}
+		}
+		free(deps);
+	}
+}
+
+void ibr_moddep_free(struct ibr_moddep *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->path[i]);
+		free(d->name[i]);
+		free(d->deps[i]);
+	}
+	free(d->path);
+	free(d->name);
+	free(d->deps);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- the installation ---------------------------------------------------------- */
+
+int ibr_vercmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			unsigned long x = strtoul(a, (char **)&a, 10);
+			unsigned long y = strtoul(b, (char **)&b, 10);
+
+			if (x != y)
+				return x < y ? -1 : 1;
+		} else {
+			if (*a != *b)
+				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+			a++;
+			b++;
+		}
+	}
+	return 0;
+}
+
+static void sort_versions(struct ibr_list *l)
+{
+	for (size_t i = 1; i < l->n; i++)
+		for (size_t j = i; j > 0 && ibr_vercmp(l->v[j - 1], l->v[j]) > 0; j--) {
+			char *t = l->v[j];
+
+			l->v[j] = l->v[j - 1];
+			l->v[j - 1] = t;
+		}
+}
+
+void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out)
+{
+	char *p = ibr_path(sys, "/var/lib/dkms/%s", IBR_PACKAGE);
+	DIR *dir = opendir(p);
+	struct dirent *e;
+
+	if (dir) {
+		while ((e = readdir(dir))) {
+			char *sub;
+
+			if (e->d_name[0] == '.' || strncmp(e->d_name, "kernel-", 7) == 0 ||
+			    strcmp(e->d_name, "source") == 0)
+				continue;
+			sub = ibr_fmt("%s/%s", p, e->d_name);
+			if (ibr_is_dir(sub))
+				ibr_list_add(out, e->d_name);
+			free(sub);
+		}
+		closedir(dir);
+	}
+	free(p);
+	sort_versions(out);
+}
+
+char *ibr_dkms_installed_version(const struct ibr_sys *sys)
+{
+	char *p = ibr_path(sys, "/var/lib/dkms/%s/kernel-%s-%s", IBR_PACKAGE, sys->kver, sys->arch);
+	char target[1024];
+	ssize_t n = readlink(p, target, sizeof(target) - 1);
+	char *slash;
+
+	free(p);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	/* "<ver>/<kver>/<arch>" */
+	slash = strchr(target, '/');
+	if (slash)
+		*slash = '\0';
+	return ibr_strdup(target);
+}
+
+char *ibr_source_tree(const struct ibr_sys *sys)
+{
+	char *ver = ibr_dkms_installed_version(sys);
+	char *rel, *p;
+	DIR *dir;
+	struct dirent *e;
+	struct ibr_list found = { 0 };
+
+	if (ver) {
+		rel = ibr_fmt("/usr/src/%s-%s", IBR_PACKAGE, ver);
+		p = ibr_path(sys, "%s", rel);
+		free(ver);
+		if (ibr_is_dir(p)) {
+			free(p);
+			return rel;
+		}
+		free(p);
+		free(rel);
+	}
+	p = ibr_path(sys, "/usr/src");
+	dir = opendir(p);
+	free(p);
+	if (!dir)
+		return NULL;
+	while ((e = readdir(dir))) {
+		size_t pl = strlen(IBR_PACKAGE);
+
+		if (strncmp(e->d_name, IBR_PACKAGE "-", pl + 1) == 0 && isdigit((unsigned char)e->d_name[pl + 1]))
+			ibr_list_add(&found, e->d_name + pl + 1);
+	}
+	closedir(dir);
+	sort_versions(&found);
+	rel = found.n ? ibr_fmt("/usr/src/%s-%s", IBR_PACKAGE, found.v[found.n - 1]) : NULL;
+	ibr_list_free(&found);
+	return rel;
+}
+
+int ibr_series_modules(const char *tree, const char *series, struct ibr_list *mods,
+		       struct ibr_list *supported)
+{
+	char *p = ibr_fmt("%s/kernel-patches/series.conf", tree);
+	char *txt = ibr_slurp(p, NULL), *save = NULL;
+	int found = 0;
+
+	free(p);
+	if (!txt)
+		return -1;
+	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *hash = strchr(line, '#'), *s2 = NULL, *w;
+
+		if (hash)
+			*hash = '\0';
+		w = strtok_r(line, " \t", &s2);
+		if (!w)
+			continue;
+		if (supported)
+			ibr_list_add(supported, w);
+		if (strcmp(w, series) != 0)
+			continue;
+		found = 1;
+		strtok_r(NULL, " \t", &s2); /* the source package */
+		while ((w = strtok_r(NULL, " \t", &s2)))
+			if (mods && !ibr_list_has(mods, w))
+				ibr_list_add(mods, w);
+	}
+	free(txt);
+	return found;
+}
+
+/* ---- kernel log ---------------------------------------------------------------- */
+
+/* A /dev/kmsg record "PRI,SEQ,TS,FLAGS[,...];MESSAGE\n[ KEY=VALUE\n]...":
+ * keep the message. A plain line (dmesg output, a test file) stays. */
+static void klog_add(struct ibr_list *lines, const char *rec, size_t len)
+{
+	const char *semi = memchr(rec, ';', len);
+	const char *nl;
+	char *s;
+	int kmsg = semi != NULL;
+
+	for (const char *p = rec; kmsg && p < semi; p++)
+		if (!isdigit((unsigned char)*p) && *p != ',' && *p != '-' && *p != 'c' && *p != '+')
+			kmsg = 0;
+	if (kmsg) {
+		len -= (size_t)(semi + 1 - rec);
+		rec = semi + 1;
+	}
+	nl = memchr(rec, '\n', len);
+	if (nl)
+		len = (size_t)(nl - rec);
+	s = xrealloc(NULL, len + 1);
+	memcpy(s, rec, len);
+	s[len] = '\0';
+	ibr_list_add(lines, s);
+	free(s);
+}
+
+int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, size_t whylen)
+{
+	char *p = ibr_path(sys, "/dev/kmsg");
+	struct stat st;
+	int root_is_slash = strcmp(sys->root, "/") == 0;
+
+	if (stat(p, &st) == 0 && S_ISCHR(st.st_mode)) {
+		int fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0) {
+			char rec[8192];
+
+			for (;;) {
+				ssize_t n = read(fd, rec, sizeof(rec));
+
+				if (n > 0) {
+					klog_add(lines, rec, (size_t)n);
+					continue;
+				}
+				if (n < 0 && errno == EPIPE) /* overwritten records */
+					continue;
+				if (n < 0 && errno == EINTR)
+					continue;
+				break; /* EAGAIN: the end */
+			}
+			close(fd);
+			free(p);
+			return 0;
+		}
+		snprintf(why, whylen, "cannot open %s: %s", p, strerror(errno));
+	} else if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *txt = ibr_slurp(p, NULL), *save = NULL;
+
+		if (txt) {
+			for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+				klog_add(lines, l, strlen(l));
+			free(txt);
+			free(p);
+			return 0;
+		}
+		snprintf(why, whylen, "cannot read %s: %s", p, strerror(errno));
+	} else {
+		snprintf(why, whylen, "no %s", p);
+	}
+	free(p);
+	if (root_is_slash && ibr_has_cmd("dmesg")) {
+		FILE *d = popen("dmesg 2>/dev/null", "r");
+		char buf[4096];
+		int any = 0;
+
+		if (d) {
+			while (fgets(buf, sizeof(buf), d)) {
+				klog_add(lines, buf, strlen(buf));
+				any = 1;
+			}
+			if (pclose(d) == 0 && any)
+				return 0;
+		}
+		snprintf(why + strlen(why), whylen - strlen(why), "; dmesg failed");
+	}
+	return -1;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+void ibr_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			/* Control bytes and non-ASCII (kernel log text need
+			 * not be UTF-8) as \u escapes: always valid JSON. */
+			if (*p < 0x20 || *p >= 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}

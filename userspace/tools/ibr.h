@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Shared helpers of ib-routed-verify and ib-routed-info: every read of the
+ * system goes through a root prefix (--root DIR), so the host tests can
+ * point the tools at fake trees.
+ */
+#ifndef IBR_TOOLS_H
+#define IBR_TOOLS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifndef IBR_VERSION
+#define IBR_VERSION "unknown"
+#endif
+
+/* The modules the overlay replaces when no series.conf says otherwise. */
+#define IBR_DEFAULT_MODULES "ib_cm rdma_cm rdma_ucm"
+/* The in-tree modules whose users must keep loading (kABI). */
+#define IBR_CM_MODULES "ib_cm iw_cm rdma_cm rdma_ucm"
+#define IBR_PACKAGE "ib-routed"
+#define IBR_DKMS_PACKAGE "ib-routed-dkms"
+#define IBR_SIG_MAGIC "~Module signature appended~\n"
+
+struct ibr_sys {
+	const char *root;	/* "/" or a fake tree */
+	char kver[256];		/* the running (or --kernel) release */
+	char arch[65];		/* uname -m */
+	char series[32];	/* MAJOR.MINOR of kver */
+};
+
+/* A growable list of strings. */
+struct ibr_list {
+	char **v;
+	size_t n, cap;
+};
+void ibr_list_add(struct ibr_list *l, const char *s);
+int ibr_list_has(const struct ibr_list *l, const char *s);
+void ibr_list_free(struct ibr_list *l);
+/* Split on whitespace and add each word. */
+void ibr_list_add_words(struct ibr_list *l, const char *s);
+
+void ibr_sys_init(struct ibr_sys *sys, const char *root, const char *kver);
+
+/* ROOT + path (path absolute); malloc'd, never NULL. */
+char *ibr_path(const struct ibr_sys *sys, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+char *ibr_strdup(const char *s);
+char *ibr_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whole file into a NUL-terminated malloc'd buffer; NULL on error (errno). */
+char *ibr_slurp(const char *path, size_t *len);
+/* First line of a file, trailing whitespace removed; NULL when unreadable. */
+char *ibr_read_line(const char *path);
+int ibr_exists(const char *path);
+int ibr_is_dir(const char *path);
+/* Module name as the kernel spells it: basename, no .ko[.xz|...], '-'->'_'. */
+void ibr_modname(const char *path, char *out, size_t outlen);
+int ibr_is_compressed(const char *path);
+int ibr_has_cmd(const char *cmd);
+/* Single-quote s for /bin/sh. malloc'd. */
+char *ibr_shell_quote(const char *s);
+
+/* ---- module files: the .modinfo section, the signature trailer ---------- */
+enum ibr_mi_status {
+	IBR_MI_OK = 0,
+	IBR_MI_MISSING,		/* no such file */
+	IBR_MI_COMPRESSED,	/* compressed and no way to decompress */
+	IBR_MI_BAD,		/* not an ELF module we can read */
+};
+struct ibr_modinfo {
+	enum ibr_mi_status status;
+	char err[512];
+	char *version;		/* MODULE_VERSION: /sys/module/M/version */
+	char *srcversion;
+	char *vermagic;
+	char *ibr_version;	/* ib_routed_version= */
+	char *ibr_series;
+	char *ibr_patches;
+	char *ibr_source;
+	int is_signed;		/* "~Module signature appended~" trailer */
+};
+void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi);
+/* Parse a module image in memory (tests use it directly). */
+void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi);
+void ibr_modinfo_free(struct ibr_modinfo *mi);
+
+/* ---- modules.dep ------------------------------------------------------------ */
+struct ibr_moddep {
+	size_t n;
+	char **path;	/* as written in modules.dep (relative to the module dir) */
+	char **name;
+	char **deps;	/* the rest of the line */
+};
+/* 0 ok, -1 unreadable. */
+int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d);
+/* The file modprobe would load for name (relative path), or NULL. */
+const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name);
+/* In-tree (kernel/) modules depending directly on one of names. */
+void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
+			   struct ibr_list *out);
+void ibr_moddep_free(struct ibr_moddep *d);
+
+/* ---- the ib-routed installation -------------------------------------------- */
+/* Versions DKMS knows (/var/lib/dkms/ib-routed/<ver>), sorted. */
+void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out);
+/* Version DKMS installed for the running kernel (kernel-KVER-ARCH link). */
+char *ibr_dkms_installed_version(const struct ibr_sys *sys);
+/* The installed source tree (/usr/src/ib-routed-VER): DKMS's for this kernel,
+ * else the newest. malloc'd path without the root prefix, or NULL. */
+char *ibr_source_tree(const struct ibr_sys *sys);
+/* Modules of the kernel's series from TREE/kernel-patches/series.conf (TREE
+ * as a host path); 1 when the series is listed, 0 when not, -1 unreadable.
+ * supported gets every listed series. */
+int ibr_series_modules(const char *tree, const char *series, struct ibr_list *mods,
+		       struct ibr_list *supported);
+/* Version compare for sorting ("0.10.0" > "0.9.1"). */
+int ibr_vercmp(const char *a, const char *b);
+
+/* ---- kernel log ---------------------------------------------------------------- */
+/* Lines of the kernel log: ROOT/dev/kmsg (non-blocking, records) or, as a
+ * regular file (tests), its lines; with root "/" and kmsg unreadable, dmesg.
+ * 0 ok, -1 unavailable (why set). */
+int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, size_t whylen);
+
+/* ---- initramfs ---------------------------------------------------------------------- */
+/* Walk the cpio (newc) archives of an initramfs image: uncompressed ones,
+ * and compressed ones through the decompressor's command (zstd, xz, gzip,
+ * lz4, bzip2, lzma), as the kernel reads them. For each entry, want(ctx,
+ * name) says whether entry(ctx, name, data, size) needs the data; entry is
+ * called for every file (data NULL when not wanted). Names as stored (no
+ * leading "./" or "/"). 0 ok, -1 error (why set). */
+typedef int (*ibr_cpio_want)(void *ctx, const char *name);
+typedef void (*ibr_cpio_entry)(void *ctx, const char *name, const unsigned char *data,
+			       size_t size);
+int ibr_initramfs_walk(const char *path, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
+		       char *why, size_t whylen);
+
+/* ---- output ------------------------------------------------------------------------ */
+void ibr_json_str(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit test helper for the tools' shared code (not installed).
+ *   test_ibr                  self tests of the pure helpers (result lines)
+ *   test_ibr modinfo FILE     the fields ibr_modinfo_read finds, KEY=VALUE
+ *   test_ibr initramfs FILE   the regular files of an initramfs, one a line
+ */
+#include "ibr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int failed;
+
+static void check(const char *name, int ok, const char *why)
+{
+	if (ok) {
+		printf("ok %s\n", name);
+	} else {
+		printf("not ok %s - %s\n", name, why);
+		failed++;
+	}
+}
+
+static int list_want(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return 0;
+}
+
+static void list_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	printf("%s\n", name);
+}
+
+static void self_tests(void)
+{
+	char m[64];
+	char buf[256];
+	FILE *f;
+	struct ibr_modinfo mi = { 0 };
+	static const unsigned char junk[] = "not an elf file~Module signature appended~\n";
+	struct ibr_sys sys;
+
+	ibr_modname("kernel/drivers/nvme/host/nvme-rdma.ko.xz", m, sizeof(m));
+	check("unit-tools-modname-compressed", strcmp(m, "nvme_rdma") == 0, m);
+	ibr_modname("updates/dkms/ib_cm.ko", m, sizeof(m));
+	check("unit-tools-modname-plain", strcmp(m, "ib_cm") == 0, m);
+	check("unit-tools-vercmp", ibr_vercmp("0.10.0", "0.9.1") > 0 && ibr_vercmp("1.0", "1.0") == 0 &&
+	      ibr_vercmp("0.1.0", "0.1.1") < 0, "version order wrong");
+	f = fmemopen(buf, sizeof(buf), "w");
+	ibr_json_str(f, "a\"b\\c\n\x01\xc3");
+	fclose(f);
+	check("unit-tools-json-escape", strcmp(buf, "\"a\\\"b\\\\c\\n\\u0001\\u00c3\"") == 0, buf);
+	ibr_modinfo_parse(junk, sizeof(junk) - 1, &mi);
+	check("unit-tools-modinfo-not-elf", mi.status == IBR_MI_BAD && mi.is_signed,
+	      "a non-ELF file with the trailer should be BAD and signed");
+	ibr_modinfo_free(&mi);
+	ibr_sys_init(&sys, "/", "6.1.0-57-amd64");
+	check("unit-tools-series", strcmp(sys.series, "6.1") == 0, sys.series);
+	ibr_sys_init(&sys, "/", "6.12.117+deb13-amd64");
+	check("unit-tools-series-2digit", strcmp(sys.series, "6.12") == 0, sys.series);
+	ibr_sys_init(&sys, "/", "5.14.0-427.el9.x86_64");
+	check("unit-tools-series-rhel", strcmp(sys.series, "5.14") == 0, sys.series);
+	{
+		char *p = ibr_path(&sys, "/lib/x");
+		struct ibr_sys s2;
+
+		check("unit-tools-path-root", strcmp(p, "/lib/x") == 0, p);
+		free(p);
+		ibr_sys_init(&s2, "/tmp/r/", NULL);
+		p = ibr_path(&s2, "/lib/x");
+		check("unit-tools-path-prefix", strcmp(p, "/tmp/r/lib/x") == 0, p);
+		free(p);
+	}
+	{
+		char *q = ibr_shell_quote("a'b");
+
+		check("unit-tools-shell-quote", strcmp(q, "'a'\\''b'") == 0, q);
+		free(q);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "modinfo") == 0) {
+		struct ibr_modinfo mi;
+
+		ibr_modinfo_read(argv[2], &mi);
+		if (mi.status != IBR_MI_OK) {
+			fprintf(stderr, "%s\n", mi.err);
+			return 1;
+		}
+		printf("version=%s\nsrcversion=%s\nvermagic=%s\n", mi.version ? mi.version : "",
+		       mi.srcversion ? mi.srcversion : "", mi.vermagic ? mi.vermagic : "");
+		printf("ib_routed_version=%s\nib_routed_series=%s\nib_routed_patches=%s\nib_routed_source=%s\n",
+		       mi.ibr_version ? mi.ibr_version : "", mi.ibr_series ? mi.ibr_series : "",
+		       mi.ibr_patches ? mi.ibr_patches : "", mi.ibr_source ? mi.ibr_source : "");
+		printf("signed=%d\n", mi.is_signed);
+		ibr_modinfo_free(&mi);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "initramfs") == 0) {
+		char why[512];
+
+		if (ibr_initramfs_walk(argv[2], list_want, list_entry, NULL, why, sizeof(why))) {
+			fprintf(stderr, "%s\n", why);
+			return 1;
+		}
+		return 0;
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: test_ibr [modinfo FILE | initramfs FILE]\n");
+		return 2;
+	}
+	self_tests();
+	return failed ? 1 : 0;
+}
