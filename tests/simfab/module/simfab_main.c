@@ -1867,7 +1867,7 @@ static int sf_ctl_partition(int argc, char **argv)
  *   "down H/P", "linkdown H/P", "up H/P": the port disabled, its link
  *     lost (PortPhysicalState Polling), or back (IBA 14.2.5.6);
  *   "lid H/P LID", "pkey H/P INDEX PKEY", "sm H/P": what the SM sets;
- *   "router R down|up": the whole router stops or resumes relaying;
+ *   "router R down|up": the router and its links go down or come back;
  *   "drop ...", "delay ...", "nofault": fault rules (sf_ctl_fault);
  *   "partition SUBNET H/P...", "heal SUBNET";
  *   "clear": the capture ring.
@@ -1879,6 +1879,7 @@ static int sf_ctl_cmd(char *buf)
 {
 	char *argv[SF_ARGS] = {}, *p = strim(buf);
 	struct sf_port *port = NULL;
+	struct sf_router *r;
 	struct sf_subnet *sn;
 	unsigned long flags;
 	unsigned int v = 0, w = 0;
@@ -1916,7 +1917,15 @@ static int sf_ctl_cmd(char *buf)
 			return -ENODEV;
 		if (strcmp(argv[2], "down") && strcmp(argv[2], "up"))
 			return -EINVAL;
-		sf_fab.routers[i].down = !strcmp(argv[2], "down");
+		/* A router that goes down takes its links with it: the SAs
+		 * stop choosing it (sf_port_absent).
+		 */
+		r = &sf_fab.routers[i];
+		r->down = !strcmp(argv[2], "down");
+		for (i = 0; i < r->nports; i++) {
+			r->port[i].down = r->down;
+			r->port[i].phys = IB_PORT_PHYS_STATE_DISABLED;
+		}
 		return 0;
 	}
 	port = sf_port_by_name(argv[1]);
