@@ -1274,7 +1274,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	if (out->down)
 		return sf_rdrop(r, "drop-port-down");
 	if (!sf_port_has_pkey(out, pkt->pkey))
-		return sf_rdrop(r, "drop-pkey");
+		return sf_rdrop(r, "drop-pkey-out");
 	dst = sf_port_by_guid(out->subnet,
 			      be64_to_cpu(g->dgid.global.interface_id));
 	if (!dst)

@@ -440,9 +440,15 @@ rule no-grh drop-no-grh
 # HopLimit 1 would leave the router as 0.
 send_req hop-limit-1 7204 "$(port_gid $BP)" dlid="$RALID_A" hop_limit=1 pkey=0xffff
 rule hop-limit-1 drop-hop-limit
-# P_Key 0x8002: a1 and b1 have it, the routers do not.
+# P_Key 0x8002: a1 and b1 have it, the routers do not: dropped where it
+# enters; with the router's port on A given the key, where it leaves.
 send_req pkey 7205 "$(port_gid $BP)" dlid="$RALID_A" hop_limit=64 pkey=0x8002
 rule pkey drop-pkey
+k=$(topo_port "$RA_A" pkeys)
+echo "pkey $RA_A 1 0x8002" >$D/ctl
+send_req pkey-out 7212 "$(port_gid $BP)" dlid="$RALID_A" hop_limit=64 pkey=0x8002
+echo "pkey $RA_A 1 ${k#*,}" >$D/ctl
+rule pkey-out drop-pkey-out
 # A prefix no router port has (b1's GUID under it): dropped, not delivered.
 send_req unknown-prefix 7206 "$XGID" dlid="$RALID_A" hop_limit=64 pkey=0xffff
 rule unknown-prefix drop-no-route
