@@ -246,7 +246,7 @@ static void check_package(struct verify *v)
 		report(v, "package", SEV_OK, "%s %s installed (dpkg)", IBR_DKMS_PACKAGE, ver);
 		goto out;
 	}
-	if (d != 1) {
+	{
 		char *rv = NULL;
 
 		if (rpm_state(v, &rv) == 1) {

@@ -137,17 +137,17 @@ static int walk_stream(struct rd *r, ibr_cpio_want want, ibr_cpio_entry entry, v
 				unsigned char *data = malloc(fsize ? fsize : 1);
 
 				if (!data || rd_bytes(r, data, fsize)) {
+					snprintf(why, whylen, "truncated data of %s", n);
 					free(data);
 					free(name);
-					snprintf(why, whylen, "truncated data of %s", n);
 					return -1;
 				}
 				entry(ctx, n, data, fsize);
 				free(data);
 			} else {
 				if (rd_skip(r, fsize)) {
-					free(name);
 					snprintf(why, whylen, "truncated data of %s", n);
+					free(name);
 					return -1;
 				}
 				if ((mode & 0170000) == 0100000)
