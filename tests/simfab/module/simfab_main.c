@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * simfab: registers one IB-link-layer CA per host of a simulated subnet and
- * carries UD/GSI packets between their ports, so that ib_mad, ib_sa, ib_cm
- * and rdma_cm run unmodified on a machine without InfiniBand hardware.
+ * simfab: registers one IB-link-layer CA per host of simulated subnets and
+ * carries UD/GSI packets between their ports and through IB routers between
+ * the subnets, so that ib_mad, ib_sa, ib_cm and rdma_cm run unmodified on a
+ * machine without InfiniBand hardware.
  *
  * The topology comes from the "topology" module parameter (syntax in
  * tests/simfab/README.md) and is readable back from debugfs
@@ -28,7 +29,7 @@ static char *topology =
 	"host h2 ports=2 mtu=5;"
 	"host h3 ports=1 sl=1 mtu=3 rate=3 life=20 pkey2=0x0001";
 module_param(topology, charp, 0444);
-MODULE_PARM_DESC(topology, "subnet and hosts, see tests/simfab/README.md");
+MODULE_PARM_DESC(topology, "subnets, hosts, routers, routes: tests/simfab/README.md");
 
 struct sf_fabric sf_fab;
 DEFINE_SPINLOCK(sf_lock);
