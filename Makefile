@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab deb rpm demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools deb rpm demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -31,7 +31,7 @@ deps:
 	scripts/install-deps
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
-check: deps modules simfab
+check: deps modules simfab tools
 	tests/run lint unit build pkg vm-rxe vm-simfab vm-lockdown
 
 check-lint:
@@ -46,7 +46,7 @@ check-build: deps
 check-pkg: deps
 	tests/run pkg
 
-check-vm: deps modules simfab
+check-vm: deps modules simfab tools
 	tests/run vm-rxe vm-simfab vm-lockdown
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
@@ -61,6 +61,11 @@ FIDELITY_DEPS := tests/simfab/topology/default.topo tests/simfab/fidelity/run \
 	tests/simfab/fidelity/normalize.awk
 build/simfab/opensm-pr.txt: $(FIDELITY_DEPS)
 	tests/simfab/fidelity/run
+
+# ib-routed-verify and ib-routed-info (userspace/tools) into build/tools;
+# the vm tiers put them into the guest image.
+tools:
+	$(MAKE) -C userspace/tools O=$(CURDIR)/build/tools all
 
 # Packages: build/deb (packaging/deb/), build/rpm (packaging/rpm/).
 deb:

@@ -90,6 +90,10 @@ overlay_check() {
 # unload_tree M: remove M after everything holding it (depth first). Used to
 # take the CM stack down no matter which in-tree users an earlier test loaded.
 unload_tree() {
+	# local (busybox sh has it): the recursion must not clobber the
+	# caller's module name.
+	# shellcheck disable=SC3043
+	local _u _h
 	_u=$(echo "$1" | tr - _)
 	mod_loaded "$_u" || return 0
 	for _h in /sys/module/"$_u"/holders/*; do
