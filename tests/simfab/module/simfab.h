@@ -11,6 +11,8 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 
@@ -33,6 +35,7 @@
 
 struct sf_dev;
 struct sf_router;
+struct sf_qp;
 
 struct sf_counter {
 	u8 dir;			/* 0 = sent, 1 = received */
@@ -63,6 +66,7 @@ struct sf_port {
 	u8 side;		/* partition side (ctl "partition") */
 	struct sf_counter ctr[SF_NCOUNTERS];
 	struct sf_qp *gsi;	/* QP1 of this port, set by create_qp */
+	u64 rc_tx, rc_rx;	/* RC packets sent and taken */
 };
 
 struct sf_host {
@@ -151,9 +155,125 @@ struct sf_pkt {
 	u16 pkey;
 	bool has_imm;
 	__be32 imm;
+	/* RC (IBA 9.2-9.4): BTH, RETH, AETH; the payload is data[]. */
+	bool rc;
+	u8 opcode;		/* BTH OpCode, enum sf_rc_op */
+	bool mig;		/* BTH MigReq */
+	u32 psn;
+	u64 va;			/* RETH */
+	u32 rkey;
+	u32 dma_len;
+	u8 syndrome;		/* AETH */
 	u32 len;
 	u8 data[];
 };
+
+/* BTH OpCodes, RC (IBA 9.2, table 35). */
+enum sf_rc_op {
+	SF_RC_SEND_ONLY = 0x04,
+	SF_RC_SEND_ONLY_IMM = 0x05,
+	SF_RC_WRITE_ONLY = 0x0a,
+	SF_RC_WRITE_ONLY_IMM = 0x0b,
+	SF_RC_READ_REQ = 0x0c,
+	SF_RC_READ_RESP_ONLY = 0x10,
+	SF_RC_ACK = 0x11,
+};
+
+/* AETH syndromes (IBA 9.7.5.2.7, table 44). */
+#define SF_AETH_ACK		0x00
+#define SF_AETH_RNR_NAK		0x20
+#define SF_AETH_NAK_INV		0x61
+#define SF_AETH_NAK_ACCESS	0x62
+
+struct sf_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;
+};
+
+struct sf_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* protects the ring and the arm state */
+	struct ib_wc *ring;
+	int size, head, count;
+	u8 armed;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
+	u64 overflows;
+};
+
+struct sf_rwqe {
+	u64 wr_id;
+	int num_sge;
+	struct ib_sge sge[SF_MAX_SGE];
+};
+
+/* One path of an RC QP: the primary or the alternate (IBA 11.2.4.2). */
+struct sf_path {
+	struct rdma_ah_attr ah;	/* sgid_attr not kept (NULL) */
+	u32 port;
+	u16 pkey_index;
+	u8 timeout;		/* Local ACK Timeout exponent, 0 = none */
+};
+
+/* An RC send WQE: sent, waiting for its ACK or READ response. */
+struct sf_swqe {
+	struct list_head list;
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	bool signaled;
+	enum ib_wc_status status;	/* once completed */
+	u32 psn;
+	u32 len;
+	u64 remote_addr;
+	u32 rkey;
+	__be32 imm;
+	int num_sge;
+	struct ib_sge sge[SF_MAX_SGE];	/* READ: where the response goes */
+	u8 data[];			/* SEND/WRITE payload */
+};
+
+struct sf_qp {
+	struct ib_qp ibqp;
+	enum ib_qp_state state;
+	u32 port;
+	u16 pkey_index;
+	u32 qkey;
+	struct sf_rwqe *rq;
+	int rq_size, rq_head, rq_count;
+	u64 rq_empty_drops;
+	bool sig_all;
+	/* RC only (simfab_rc.c); under sf_lock. */
+	struct sf_path pri, alt;
+	bool has_alt;		/* an alternate path is loaded */
+	u8 mig;			/* enum ib_mig_state */
+	u32 dest_qpn;
+	u32 sq_psn;		/* next PSN to send */
+	u32 rq_psn;		/* next PSN expected */
+	u8 retry_cnt, rnr_retry, min_rnr_timer;
+	u8 max_rd_atomic, max_dest_rd_atomic;
+	u8 path_mtu;
+	int access;
+	int sq_size, sq_count;
+	struct list_head sq;	/* struct sf_swqe, oldest first */
+	u8 retries;		/* left for the oldest unacknowledged PSN */
+	u8 rnr_retries;
+	bool rnr_wait;		/* the timer runs for an RNR NAK */
+	struct delayed_work rto; /* the Local ACK Timeout */
+	u64 tx, rx, retrans, path_drops, migrations;
+};
+
+static inline struct sf_cq *to_scq(struct ib_cq *cq)
+{
+	return container_of(cq, struct sf_cq, ibcq);
+}
+
+static inline struct sf_qp *to_sqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct sf_qp, ibqp);
+}
+
+static inline struct sf_ah *to_sah(struct ib_ah *ah)
+{
+	return container_of(ah, struct sf_ah, ibah);
+}
 
 struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits);
 struct sf_port *sf_port_by_guid(int subnet, u64 guid);
@@ -163,6 +283,28 @@ void sf_count(struct sf_port *port, int dir, const u8 *mad, u32 len);
 void sf_capture(const struct sf_pkt *pkt, const char *verdict);
 void sf_port_props(const struct sf_port *port, struct sf_props *props);
 bool sf_port_absent(const struct sf_port *port);
+
+void sf_cq_add(struct sf_cq *cq, const struct ib_wc *wc);
+void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,
+		  const struct ib_global_route *g);
+bool sf_pkey_match(u16 a, u16 b);
+bool sf_scatter(struct sf_rwqe *w, const u8 *src, u32 len, u32 skip);
+void sf_xmit(struct sf_pkt *pkt);
+int simfab_ctl(const char *cmd);
+
+/* simfab_rc.c */
+int sf_rc_create(struct sf_qp *qp, struct ib_qp_init_attr *init);
+void sf_rc_destroy(struct sf_qp *qp);
+int sf_rc_modify(struct sf_qp *qp, struct ib_qp_attr *attr, int mask);
+void sf_rc_query(struct sf_qp *qp, struct ib_qp_attr *attr,
+		 struct ib_qp_init_attr *init);
+int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad);
+int sf_rc_post_recv(struct sf_qp *qp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad);
+const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst);
+extern struct workqueue_struct *sf_wq;
+extern struct xarray sf_qps;
 
 /* simfab_sa.c */
 void sf_sa_recv(struct sf_pkt *pkt);

@@ -34,8 +34,8 @@ MODULE_PARM_DESC(topology, "subnets, hosts, routers, routes: tests/simfab/README
 struct sf_fabric sf_fab;
 DEFINE_SPINLOCK(sf_lock);
 
-static DEFINE_XARRAY_ALLOC1(sf_qps);	/* UD QP numbers, fabric-wide */
-static struct workqueue_struct *sf_wq;
+DEFINE_XARRAY_ALLOC1(sf_qps);		/* UD and RC QP numbers, fabric-wide */
+struct workqueue_struct *sf_wq;
 static LIST_HEAD(sf_wire);		/* packets in flight, under sf_lock */
 static struct dentry *sf_debugfs;
 static bool sf_stopping;
@@ -46,56 +46,9 @@ struct sf_pd {
 	struct ib_pd ibpd;
 };
 
-struct sf_ah {
-	struct ib_ah ibah;
-	struct rdma_ah_attr attr;
-};
-
-struct sf_cq {
-	struct ib_cq ibcq;
-	spinlock_t lock;	/* protects the ring and the arm state */
-	struct ib_wc *ring;
-	int size, head, count;
-	u8 armed;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
-	u64 overflows;
-};
-
-struct sf_rwqe {
-	u64 wr_id;
-	int num_sge;
-	struct ib_sge sge[SF_MAX_SGE];
-};
-
-struct sf_qp {
-	struct ib_qp ibqp;
-	enum ib_qp_state state;
-	u32 port;
-	u16 pkey_index;
-	u32 qkey;
-	struct sf_rwqe *rq;
-	int rq_size, rq_head, rq_count;
-	u64 rq_empty_drops;
-	bool sig_all;
-};
-
 static inline struct sf_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct sf_dev, ibdev);
-}
-
-static inline struct sf_cq *to_scq(struct ib_cq *cq)
-{
-	return container_of(cq, struct sf_cq, ibcq);
-}
-
-static inline struct sf_qp *to_sqp(struct ib_qp *qp)
-{
-	return container_of(qp, struct sf_qp, ibqp);
-}
-
-static inline struct sf_ah *to_sah(struct ib_ah *ah)
-{
-	return container_of(ah, struct sf_ah, ibah);
 }
 
 static struct sf_host *host_of(struct sf_dev *sdev)
@@ -778,7 +731,7 @@ static int sf_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /* Add a completion; call the handler if armed (outside the CQ lock). */
-static void sf_cq_add(struct sf_cq *cq, const struct ib_wc *wc)
+void sf_cq_add(struct sf_cq *cq, const struct ib_wc *wc)
 {
 	unsigned long flags;
 	bool fire = false;
@@ -846,7 +799,8 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	if (init->qp_type != IB_QPT_GSI && init->qp_type != IB_QPT_UD)
+	if (init->qp_type != IB_QPT_GSI && init->qp_type != IB_QPT_UD &&
+	    init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
 	if (init->srq || init->cap.max_recv_sge > SF_MAX_SGE ||
 	    init->cap.max_send_sge > SF_MAX_SGE ||
@@ -872,8 +826,17 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
+	if (init->qp_type == IB_QPT_RC) {
+		ret = sf_rc_create(qp, init);
+		if (ret) {
+			kfree(qp->rq);
+			return ret;
+		}
+	}
 	ret = xa_alloc_irq(&sf_qps, &id, qp, XA_LIMIT(2, 0xffffff), GFP_KERNEL);
 	if (ret) {
+		if (init->qp_type == IB_QPT_RC)
+			sf_rc_destroy(qp);
 		kfree(qp->rq);
 		return ret;
 	}
@@ -887,6 +850,8 @@ static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct sf_qp *qp = to_sqp(ibqp);
 	unsigned long flags;
 
+	if (ibqp->qp_type == IB_QPT_RC)
+		return sf_rc_modify(qp, attr, mask);
 	if (mask & IB_QP_PORT &&
 	    (attr->port_num < 1 || attr->port_num > ibqp->device->phys_port_cnt))
 		return -EINVAL;
@@ -915,6 +880,10 @@ static int sf_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
+	if (ibqp->qp_type == IB_QPT_RC) {
+		sf_rc_query(qp, attr, init);
+		return 0;
+	}
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->port_num = qp->port;
@@ -953,6 +922,8 @@ static int sf_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&sf_lock, flags);
 	/* Packets from this QP hold a pointer to it until sent. */
 	flush_workqueue(sf_wq);
+	if (ibqp->qp_type == IB_QPT_RC)
+		sf_rc_destroy(qp);
 	kfree(qp->rq);
 	return 0;
 }
@@ -964,6 +935,8 @@ static int sf_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	if (ibqp->qp_type == IB_QPT_RC)
+		return sf_rc_post_recv(qp, wr, bad);
 	spin_lock_irqsave(&sf_lock, flags);
 	for (; wr; wr = wr->next) {
 		struct sf_rwqe *w;
@@ -993,8 +966,8 @@ struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp)
 	return pkt;
 }
 
-static void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,
-			 const struct ib_global_route *g)
+void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,
+		  const struct ib_global_route *g)
 {
 	struct ib_grh *grh = (struct ib_grh *)pkt->grh;
 
@@ -1024,6 +997,13 @@ static void sf_queue(struct sf_pkt *pkt)
 
 static struct work_struct sf_work;
 
+/* Put a packet on the wire; the worker carries it (never the caller). */
+void sf_xmit(struct sf_pkt *pkt)
+{
+	sf_queue(pkt);
+	queue_work(sf_wq, &sf_work);
+}
+
 static int sf_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			const struct ib_send_wr **bad)
 {
@@ -1031,6 +1011,8 @@ static int sf_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct sf_qp *qp = to_sqp(ibqp);
 	int queued = 0, ret = 0;
 
+	if (ibqp->qp_type == IB_QPT_RC)
+		return sf_rc_post_send(qp, wr, bad);
 	for (; wr; wr = wr->next) {
 		const struct ib_ud_wr *ud = ud_wr(wr);
 		struct rdma_ah_attr *ah;
@@ -1109,7 +1091,7 @@ static int sf_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 /* IBA 10.9.3: P_Keys match when the low 15 bits agree and at least one of
  * the two is a full member.
  */
-static bool sf_pkey_match(u16 a, u16 b)
+bool sf_pkey_match(u16 a, u16 b)
 {
 	return (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
 }
@@ -1129,7 +1111,7 @@ static void sf_send_done(struct sf_pkt *pkt)
 }
 
 /* Copy into the receive WQE's scatter list; false if it does not fit. */
-static bool sf_scatter(struct sf_rwqe *w, const u8 *src, u32 len, u32 skip)
+bool sf_scatter(struct sf_rwqe *w, const u8 *src, u32 len, u32 skip)
 {
 	int i;
 
@@ -1257,6 +1239,8 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 
 	if (pkt->dqpn == 1)
 		sf_count(in, 1, pkt->data, pkt->len);
+	else if (pkt->rc)
+		in->rc_rx++;
 	if (r->down)
 		return sf_rdrop(r, "drop-router-down");
 	if (!pkt->has_grh)
@@ -1281,7 +1265,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	if (!dst)
 		return sf_rdrop(r, "drop-no-dgid");
 	/* The ingress side as it came in; the delivery shows the egress. */
-	if (pkt->dqpn == 1)
+	if (pkt->dqpn == 1 || pkt->rc)
 		sf_capture(pkt, sf_routed);
 	g->hop_limit--;
 	pkt->subnet = out->subnet;
@@ -1292,6 +1276,8 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	pkt->at = NULL;
 	if (pkt->dqpn == 1)
 		sf_count(out, 0, pkt->data, pkt->len);
+	else if (pkt->rc)
+		out->rc_tx++;
 	r->forwarded++;
 	return sf_routed;
 }
@@ -1347,6 +1333,8 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 			break;
 	if (pi == SF_PKEYS)
 		return "drop-pkey";
+	if (pkt->rc)
+		return sf_rc_rx(pkt, dst);
 
 	spin_lock_irqsave(&sf_lock, flags);
 	if (pkt->dqpn == 1) {
@@ -1433,7 +1421,7 @@ bool sf_deliver(struct sf_pkt *pkt)
 		verdict = sf_stopping ? "drop-unload" : sf_rx(pkt, &ms);
 	} while (verdict == sf_routed);
 	if (verdict == sf_held) {
-		if (pkt->dqpn == 1)
+		if (pkt->dqpn == 1 || pkt->rc)
 			sf_capture(pkt, "held");
 		sf_send_done(pkt);
 		pkt->sqp = NULL;
@@ -1445,7 +1433,7 @@ bool sf_deliver(struct sf_pkt *pkt)
 		mod_delayed_work(sf_wq, &sf_dwork, msecs_to_jiffies(ms));
 		return true;
 	}
-	if (verdict && pkt->dqpn == 1)
+	if (verdict && (pkt->dqpn == 1 || pkt->rc))
 		sf_capture(pkt, verdict);
 	return false;
 }
@@ -1537,6 +1525,11 @@ struct sf_cap {
 	u8 mad[IB_MGMT_MAD_SIZE];	/* the whole MAD (GSI MADs are 256) */
 	u32 len;
 	const char *verdict;
+	bool rc;			/* an RC packet: BTH fields, no MAD */
+	u8 opcode;
+	bool mig;
+	u32 psn;
+	u8 syndrome;
 };
 
 static struct sf_cap sf_ring[SF_CAPTURE_LEN];
@@ -1563,6 +1556,11 @@ void sf_capture(const struct sf_pkt *pkt, const char *verdict)
 	c->pkey = pkt->pkey;
 	c->len = pkt->len;
 	c->verdict = verdict;
+	c->rc = pkt->rc;
+	c->opcode = pkt->opcode;
+	c->mig = pkt->mig;
+	c->psn = pkt->psn;
+	c->syndrome = pkt->syndrome;
 	if (pkt->has_grh) {
 		const struct ib_grh *g = (const struct ib_grh *)pkt->grh;
 
@@ -1571,7 +1569,9 @@ void sf_capture(const struct sf_pkt *pkt, const char *verdict)
 		c->sgid = g->sgid;
 		c->dgid = g->dgid;
 	}
-	memcpy(c->mad, pkt->data, min_t(u32, pkt->len, sizeof(c->mad)));
+	if (!pkt->rc)
+		memcpy(c->mad, pkt->data,
+		       min_t(u32, pkt->len, sizeof(c->mad)));
 	spin_unlock_irqrestore(&sf_lock, flags);
 }
 
@@ -1610,6 +1610,13 @@ static int sf_capture_show(struct seq_file *m, void *v)
 				   c->hop_limit, c->sgid.raw, c->dgid.raw);
 		else
 			seq_puts(m, " grh=0");
+		if (c->rc) {
+			/* Data packets: BTH OpCode, PSN, MigReq; AETH. */
+			seq_printf(m, " rc op=0x%02x psn=%u mig=%u aeth=0x%02x verdict=%s\n",
+				   c->opcode, c->psn, c->mig, c->syndrome,
+				   c->verdict);
+			continue;
+		}
 		seq_printf(m, " class=0x%02x cv=%u method=0x%02x status=0x%04x tid=0x%016llx attr=0x%04x attrmod=0x%08x verdict=%s mad=",
 			   c->mad[1], c->mad[2], c->mad[3],
 			   get_unaligned_be16(c->mad + 4),
@@ -1644,6 +1651,10 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 			   sf_port_owner(port), port->num, c.dir ? "rx" : "tx",
 			   c.mgmt_class, c.method, c.attr_id, c.count);
 	}
+	if (port->rc_tx || port->rc_rx)
+		seq_printf(m, "port=%s/%d rc tx=%llu rx=%llu\n",
+			   sf_port_owner(port), port->num, port->rc_tx,
+			   port->rc_rx);
 }
 
 static int sf_counters_show(struct seq_file *m, void *v)
@@ -1971,6 +1982,20 @@ static int sf_ctl_cmd(char *buf)
 	}
 	return 0;
 }
+
+/* The ctl commands for in-kernel test drivers (simfab_rc_test). */
+int simfab_ctl(const char *cmd)
+{
+	char *buf = kstrdup(cmd, GFP_KERNEL);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = sf_ctl_cmd(buf);
+	kfree(buf);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(simfab_ctl);
 
 static ssize_t sf_ctl_write(struct file *f, const char __user *ubuf,
 			    size_t len, loff_t *pos)

@@ -1,0 +1,1027 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simfab_rc_test: an in-kernel test driver for RC connections on simfab,
+ * printing KTAP in the kernel log (Debian's kernel has no KUnit). Load it
+ * after simfab; each load runs the cases named in "cases" and prints the
+ * results, then "1..N". The guest tests (tests/vm/guest/simfab-rc.sh)
+ * derive every expected value from simfab's debugfs topology and compare
+ * it with the "# CASE KEY=VALUE" diagnostics printed here.
+ *
+ * It connects real RC QPs through rdma_cm (AF_IB, as a kernel ULP does)
+ * and through ib_cm directly with a primary and an alternate path (which
+ * unpatched rdma_cm never sends), moves traffic both ways (SEND/RECV,
+ * RDMA WRITE and READ), migrates paths (IBA 17.2.8), and reports the QP
+ * attributes from query_qp, the QP events and the completion statuses.
+ * Later issues add their cases here. tests/simfab/README.md describes the
+ * cases and their parameters.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/completion.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_sa.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/ib.h>
+
+#include "simfab.h"		/* simfab_ctl() */
+
+static char *cases = "";
+module_param(cases, charp, 0444);
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed");
+static char *act = "";
+module_param(act, charp, 0444);
+MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
+static char *pas = "";
+module_param(pas, charp, 0444);
+MODULE_PARM_DESC(pas, "passive side DEV:PORT (primary path)");
+static char *act_alt = "";
+module_param(act_alt, charp, 0444);
+MODULE_PARM_DESC(act_alt, "active side DEV:PORT of the alternate path");
+static char *pas_alt = "";
+module_param(pas_alt, charp, 0444);
+MODULE_PARM_DESC(pas_alt, "passive side DEV:PORT of the alternate path");
+static ushort alt_dlid;
+module_param(alt_dlid, ushort, 0444);
+MODULE_PARM_DESC(alt_dlid, "alternate path's DLID instead of the SA's (a second router)");
+static char *fail_ctl = "";
+module_param(fail_ctl, charp, 0444);
+MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+' for blanks)");
+static char *restore_ctl = "";
+module_param(restore_ctl, charp, 0444);
+MODULE_PARM_DESC(restore_ctl, "simfab ctl command that repairs it");
+static int ack_timeout = 14;
+module_param(ack_timeout, int, 0444);
+MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (14: 67 ms)");
+static int retry = 3;
+module_param(retry, int, 0444);
+MODULE_PARM_DESC(retry, "retry_cnt for the QPs");
+static int msgs = 8;
+module_param(msgs, int, 0444);
+MODULE_PARM_DESC(msgs, "messages each way per burst");
+
+#define T_MSG		256
+#define T_NRECV		32
+#define T_SID		0x53460000000000a1ULL	/* ib_cm service ID */
+#define T_CMA_PORT	7301
+#define T_REP_PSN	0x300
+#define T_WAIT_MS	10000
+
+static int t_num;
+static const char *t_case;
+
+static void t_result(bool ok, const char *name, const char *why)
+{
+	t_num++;
+	if (ok)
+		pr_info("ok %d simfab_rc_%s_%s\n", t_num, t_case, name);
+	else
+		pr_info("not ok %d simfab_rc_%s_%s # %s\n", t_num, t_case, name,
+			why);
+}
+
+struct t_side {
+	const char *name;		/* "act" or "pas" */
+	struct ib_device *dev;
+	u32 port, alt_port;
+	union ib_gid gid, alt_gid;
+	struct ib_pd *pd;
+	struct ib_cq *scq, *rcq;
+	struct ib_qp *qp;
+	u8 *buf;			/* recv slots, send slot, RDMA area */
+	int posted;			/* receives outstanding */
+	u64 next_recv;
+	struct rdma_cm_id *id, *listen_id;
+	struct ib_cm_id *cm, *listen_cm;
+	struct completion step;		/* rdma_cm / ib_cm progress */
+	int step_status;
+	atomic_t path_mig, other_events;
+	bool established;
+};
+
+#define T_SEND_OFF	(T_NRECV * T_MSG)
+#define T_RDMA_OFF	(T_SEND_OFF + T_MSG)
+#define T_BUF_LEN	(T_RDMA_OFF + T_MSG)
+
+static struct t_side t_act = { .name = "act" }, t_pas = { .name = "pas" };
+static struct ib_sa_client t_sa;
+
+/* "DEV:PORT" -> device reference and port. */
+static int t_parse_end(const char *spec, struct ib_device **dev, u32 *port)
+{
+	char name[IB_DEVICE_NAME_MAX];
+	const char *c = strchr(spec, ':');
+
+	if (!c || c - spec >= sizeof(name) || kstrtou32(c + 1, 0, port))
+		return -EINVAL;
+	memcpy(name, spec, c - spec);
+	name[c - spec] = '\0';
+	*dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	return *dev ? 0 : -ENODEV;
+}
+
+static void t_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct t_side *s = ctx;
+
+	if (ev->event == IB_EVENT_PATH_MIG) {
+		atomic_inc(&s->path_mig);
+		/* The CM hears of it only from the consumer (cm.c
+		 * ib_cm_notify): its address vector follows the QP.
+		 */
+		if (s->cm)
+			ib_cm_notify(s->cm, IB_EVENT_PATH_MIG);
+		else if (s->id)
+			rdma_notify(s->id, IB_EVENT_PATH_MIG);
+	} else {
+		atomic_inc(&s->other_events);
+	}
+}
+
+static int t_side_init(struct t_side *s, const char *spec, const char *alt)
+{
+	struct ib_cq_init_attr ca = { .cqe = 256 };
+	struct ib_device *d2;
+	int ret;
+
+	ret = t_parse_end(spec, &s->dev, &s->port);
+	if (ret)
+		return ret;
+	s->alt_port = s->port;
+	if (alt && *alt) {
+		ret = t_parse_end(alt, &d2, &s->alt_port);
+		if (ret)
+			return ret;
+		ib_device_put(d2);
+		if (d2 != s->dev)
+			return -EINVAL;
+	}
+	ret = rdma_query_gid(s->dev, s->port, 0, &s->gid);
+	if (!ret)
+		ret = rdma_query_gid(s->dev, s->alt_port, 0, &s->alt_gid);
+	if (ret)
+		return ret;
+	init_completion(&s->step);
+	atomic_set(&s->path_mig, 0);
+	atomic_set(&s->other_events, 0);
+	s->buf = kzalloc(T_BUF_LEN, GFP_KERNEL);
+	if (!s->buf)
+		return -ENOMEM;
+	s->pd = ib_alloc_pd(s->dev, 0);
+	if (IS_ERR(s->pd))
+		return PTR_ERR(s->pd);
+	s->scq = ib_create_cq(s->dev, NULL, NULL, NULL, &ca);
+	if (IS_ERR(s->scq))
+		return PTR_ERR(s->scq);
+	s->rcq = ib_create_cq(s->dev, NULL, NULL, NULL, &ca);
+	if (IS_ERR(s->rcq))
+		return PTR_ERR(s->rcq);
+	return 0;
+}
+
+static void t_qp_init_attr(struct t_side *s, struct ib_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->event_handler = t_qp_event;
+	qa->qp_context = s;
+	qa->send_cq = s->scq;
+	qa->recv_cq = s->rcq;
+	qa->qp_type = IB_QPT_RC;
+	qa->sq_sig_type = IB_SIGNAL_ALL_WR;
+	qa->cap.max_send_wr = 64;
+	qa->cap.max_recv_wr = T_NRECV;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
+static void t_side_fini(struct t_side *s)
+{
+	if (s->cm)
+		ib_destroy_cm_id(s->cm);
+	if (s->listen_cm)
+		ib_destroy_cm_id(s->listen_cm);
+	if (s->id) {
+		if (s->qp)
+			rdma_destroy_qp(s->id);
+		rdma_destroy_id(s->id);
+		s->qp = NULL;
+	}
+	if (s->listen_id)
+		rdma_destroy_id(s->listen_id);
+	if (!IS_ERR_OR_NULL(s->qp))
+		ib_destroy_qp(s->qp);
+	if (!IS_ERR_OR_NULL(s->scq))
+		ib_destroy_cq(s->scq);
+	if (!IS_ERR_OR_NULL(s->rcq))
+		ib_destroy_cq(s->rcq);
+	if (!IS_ERR_OR_NULL(s->pd))
+		ib_dealloc_pd(s->pd);
+	kfree(s->buf);
+	if (s->dev)
+		ib_device_put(s->dev);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- traffic ------------------------------------------------------------- */
+
+static int t_post_recvs(struct t_side *s)
+{
+	while (s->posted < T_NRECV) {
+		int slot = s->next_recv % T_NRECV;
+		struct ib_sge sge = {
+			.addr = (uintptr_t)(s->buf + slot * T_MSG),
+			.length = T_MSG,
+			.lkey = s->pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = {
+			.wr_id = s->next_recv, .sg_list = &sge, .num_sge = 1,
+		};
+		int ret = ib_post_recv(s->qp, &wr, NULL);
+
+		if (ret)
+			return ret;
+		s->next_recv++;
+		s->posted++;
+	}
+	return 0;
+}
+
+/* One completion from @cq within @ms; false on timeout. */
+static bool t_poll(struct ib_cq *cq, struct ib_wc *wc, int ms)
+{
+	for (; ms > 0; ms -= 5) {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		usleep_range(4000, 6000);
+	}
+	return false;
+}
+
+static int t_send_one(struct t_side *s, enum ib_wr_opcode op, u64 raddr,
+		      u32 len, u64 wr_id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(s->buf + (op == IB_WR_RDMA_READ ?
+					       T_RDMA_OFF : T_SEND_OFF)),
+		.length = len,
+		.lkey = s->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr,
+		.rkey = 0,	/* simfab: kernel virtual, any key */
+	};
+
+	return ib_post_send(s->qp, &wr.wr, NULL);
+}
+
+/*
+ * @n SENDs from @s to @r, each a different pattern; returns how many
+ * arrived intact, and in *st the first bad send completion status (or
+ * IB_WC_SUCCESS; -1 when no completion came).
+ */
+static int t_burst(struct t_side *s, struct t_side *r, int n, int *st)
+{
+	static u32 seq;
+	struct ib_wc wc;
+	int i, good = 0;
+
+	*st = IB_WC_SUCCESS;
+	if (t_post_recvs(r))
+		return 0;
+	for (i = 0; i < n; i++) {
+		u32 tag = ++seq;
+
+		memset(s->buf + T_SEND_OFF, tag & 0xff, T_MSG);
+		memcpy(s->buf + T_SEND_OFF, &tag, sizeof(tag));
+		if (t_send_one(s, IB_WR_SEND, 0, T_MSG, tag)) {
+			*st = -2;
+			break;
+		}
+		if (!t_poll(s->scq, &wc, T_WAIT_MS)) {
+			*st = -1;
+			break;
+		}
+		if (wc.status != IB_WC_SUCCESS) {
+			*st = wc.status;
+			break;
+		}
+		if (!t_poll(r->rcq, &wc, T_WAIT_MS))
+			break;
+		r->posted--;
+		if (wc.status == IB_WC_SUCCESS && wc.byte_len == T_MSG &&
+		    !memcmp(r->buf + (wc.wr_id % T_NRECV) * T_MSG, &tag,
+			    sizeof(tag)))
+			good++;
+		t_post_recvs(r);
+	}
+	return good;
+}
+
+static void t_traffic(const char *tag, struct t_side *s, struct t_side *r)
+{
+	char name[48], why[64];
+	int st, good = t_burst(s, r, msgs, &st);
+
+	pr_info("# %s %s good=%d of=%d status=%d\n", t_case, tag, good, msgs,
+		st);
+	snprintf(why, sizeof(why), "%d of %d messages, status %d (%s)", good,
+		 msgs, st, st >= 0 ? ib_wc_status_msg(st) : "none");
+	snprintf(name, sizeof(name), "%s", tag);
+	t_result(good == msgs, name, why);
+}
+
+/* RDMA WRITE of a pattern into @r's buffer, then a READ of it back. */
+static void t_rdma(struct t_side *s, struct t_side *r)
+{
+	struct ib_qp_attr a = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+						   IB_ACCESS_REMOTE_READ };
+	u64 raddr = (uintptr_t)(r->buf + T_RDMA_OFF);
+	struct ib_wc wc = {};
+	bool ok;
+
+	/* rdma_cm grants no remote access (cma.c); RTS -> RTS may. */
+	ib_modify_qp(r->qp, &a, IB_QP_ACCESS_FLAGS);
+	memset(s->buf + T_SEND_OFF, 0xa5, T_MSG);
+	memset(r->buf + T_RDMA_OFF, 0, T_MSG);
+	ok = !t_send_one(s, IB_WR_RDMA_WRITE, raddr, T_MSG, 1) &&
+	     t_poll(s->scq, &wc, T_WAIT_MS) && wc.status == IB_WC_SUCCESS &&
+	     r->buf[T_RDMA_OFF] == 0xa5 && r->buf[T_RDMA_OFF + T_MSG - 1] == 0xa5;
+	t_result(ok, "rdma-write", "RDMA WRITE did not land");
+	r->buf[T_RDMA_OFF + 7] = 0x5a;
+	memset(s->buf + T_RDMA_OFF, 0, T_MSG);
+	ok = !t_send_one(s, IB_WR_RDMA_READ, raddr, T_MSG, 2) &&
+	     t_poll(s->scq, &wc, T_WAIT_MS) && wc.status == IB_WC_SUCCESS &&
+	     wc.opcode == IB_WC_RDMA_READ && s->buf[T_RDMA_OFF] == 0xa5 &&
+	     s->buf[T_RDMA_OFF + 7] == 0x5a;
+	t_result(ok, "rdma-read", "RDMA READ did not bring the data back");
+}
+
+/* ---- reporting ---------------------------------------------------------- */
+
+static void t_dump(const char *when, struct t_side *s)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+	const struct ib_global_route *g, *ag;
+
+	if (!s->qp || ib_query_qp(s->qp, &a, ~0, &init)) {
+		pr_info("# %s %s.%s query_qp=none\n", t_case, s->name, when);
+		return;
+	}
+	g = rdma_ah_read_grh(&a.ah_attr);
+	ag = rdma_ah_read_grh(&a.alt_ah_attr);
+	pr_info("# %s %s.%s state=%d mig=%d port=%u dlid=%u sl=%u bits=%u global=%d dgid=%pI6 hop=%u pkey_index=%u timeout=%u retry=%u mtu=%u dqpn=%u\n",
+		t_case, s->name, when, a.qp_state, a.path_mig_state,
+		a.port_num, rdma_ah_get_dlid(&a.ah_attr),
+		rdma_ah_get_sl(&a.ah_attr), rdma_ah_get_path_bits(&a.ah_attr),
+		!!(rdma_ah_get_ah_flags(&a.ah_attr) & IB_AH_GRH), g->dgid.raw,
+		g->hop_limit, a.pkey_index, a.timeout, a.retry_cnt,
+		a.path_mtu, a.dest_qp_num);
+	pr_info("# %s %s.%s alt_port=%u alt_dlid=%u alt_sl=%u alt_bits=%u alt_global=%d alt_dgid=%pI6 alt_hop=%u alt_timeout=%u events=%d/%d\n",
+		t_case, s->name, when, a.alt_port_num,
+		rdma_ah_get_dlid(&a.alt_ah_attr),
+		rdma_ah_get_sl(&a.alt_ah_attr),
+		rdma_ah_get_path_bits(&a.alt_ah_attr),
+		!!(rdma_ah_get_ah_flags(&a.alt_ah_attr) & IB_AH_GRH),
+		ag->dgid.raw, ag->hop_limit, a.alt_timeout,
+		atomic_read(&s->path_mig), atomic_read(&s->other_events));
+}
+
+static int t_mig_state(struct t_side *s)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(s->qp, &a, IB_QP_PATH_MIG_STATE, &init))
+		return -1;
+	return a.path_mig_state;
+}
+
+static int t_qp_state(struct t_side *s)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(s->qp, &a, IB_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+/* ---- rdma_cm ------------------------------------------------------------ */
+
+static void t_sib(struct sockaddr_ib *sib, const union ib_gid *gid, u16 port)
+{
+	memset(sib, 0, sizeof(*sib));
+	sib->sib_family = AF_IB;
+	sib->sib_pkey = cpu_to_be16(0xffff);
+	memcpy(&sib->sib_addr, gid, sizeof(*gid));
+	if (port) {
+		sib->sib_sid = cpu_to_be64(RDMA_IB_IP_PS_IB | port);
+		sib->sib_sid_mask = cpu_to_be64(~0ULL);
+	}
+}
+
+static void t_step(struct t_side *s, int status)
+{
+	s->step_status = status;
+	complete(&s->step);
+}
+
+static int t_wait_step(struct t_side *s)
+{
+	if (!wait_for_completion_timeout(&s->step,
+					 msecs_to_jiffies(T_WAIT_MS)))
+		return -ETIMEDOUT;
+	reinit_completion(&s->step);
+	return s->step_status;
+}
+
+static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct t_side *s = id->context;
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+	};
+	struct ib_qp_init_attr qa;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		t_step(s, 0);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* The passive side: a QP on the new id, then accept (from
+		 * the handler: rdma_accept needs the handler mutex).
+		 */
+		t_qp_init_attr(s, &qa);
+		if (rdma_create_qp(id, s->pd, &qa)) {
+			t_step(s, -ENOMEM);
+			return 1;	/* rdma_cm destroys the id */
+		}
+		s->id = id;
+		s->qp = id->qp;
+		t_post_recvs(s);
+		rdma_set_ack_timeout(id, ack_timeout);
+		if (rdma_accept(id, &cp))
+			t_step(s, -EIO);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		s->established = true;
+		t_step(s, 0);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		pr_info("# %s %s rdma_cm event %s status %d\n", t_case,
+			s->name, rdma_event_msg(ev->event), ev->status);
+		t_step(s, ev->status ? ev->status : -EIO);
+		break;
+	}
+	return 0;
+}
+
+/* act -> pas through rdma_cm with AF_IB addresses and a bound source. */
+static int t_cma_connect(struct t_side *a, struct t_side *p)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+	};
+	struct sockaddr_ib src, dst;
+	struct ib_qp_init_attr qa;
+	int ret;
+
+	p->listen_id = rdma_create_id(&init_net, t_cma_handler, p, RDMA_PS_IB,
+				      IB_QPT_RC);
+	if (IS_ERR(p->listen_id)) {
+		ret = PTR_ERR(p->listen_id);
+		p->listen_id = NULL;
+		return ret;
+	}
+	t_sib(&dst, &p->gid, T_CMA_PORT);
+	ret = rdma_bind_addr(p->listen_id, (struct sockaddr *)&dst);
+	if (!ret)
+		ret = rdma_listen(p->listen_id, 1);
+	if (ret)
+		return ret;
+	a->id = rdma_create_id(&init_net, t_cma_handler, a, RDMA_PS_IB,
+			       IB_QPT_RC);
+	if (IS_ERR(a->id)) {
+		ret = PTR_ERR(a->id);
+		a->id = NULL;
+		return ret;
+	}
+	/* 6.1 needs a bound source GID for an off-subnet DGID (cma.c). */
+	t_sib(&src, &a->gid, 0);
+	ret = rdma_bind_addr(a->id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_resolve_addr(a->id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, 5000);
+	if (!ret)
+		ret = t_wait_step(a);
+	if (!ret)
+		ret = rdma_resolve_route(a->id, 5000);
+	if (!ret)
+		ret = t_wait_step(a);
+	if (ret)
+		return ret;
+	t_qp_init_attr(a, &qa);
+	ret = rdma_create_qp(a->id, a->pd, &qa);
+	if (ret)
+		return ret;
+	a->qp = a->id->qp;
+	t_post_recvs(a);
+	rdma_set_ack_timeout(a->id, ack_timeout);
+	ret = rdma_connect(a->id, &cp);
+	if (!ret)
+		ret = t_wait_step(a);
+	if (!ret)
+		ret = t_wait_step(p);
+	return ret;
+}
+
+/* ---- ib_cm with an alternate path --------------------------------------- */
+
+struct t_pr {
+	struct completion done;
+	int status;
+	struct sa_path_rec rec;
+};
+
+static void t_pr_done(int status, struct sa_path_rec *resp, int num,
+		      void *ctx)
+{
+	struct t_pr *q = ctx;
+
+	q->status = status;
+	if (!status && resp)
+		q->rec = *resp;
+	complete(&q->done);
+}
+
+/* The SA's PathRecord for sgid -> dgid, asked as rdma_cm asks (cma.c). */
+static int t_path(struct ib_device *dev, u32 port, const union ib_gid *sgid,
+		  const union ib_gid *dgid, struct sa_path_rec *out)
+{
+	struct ib_sa_query *q;
+	struct t_pr pr = {};
+	struct sa_path_rec rec = {};
+	int id;
+
+	init_completion(&pr.done);
+	rec.rec_type = SA_PATH_REC_TYPE_IB;
+	rec.sgid = *sgid;
+	rec.dgid = *dgid;
+	rec.pkey = cpu_to_be16(0xffff);
+	rec.numb_path = 1;
+	rec.reversible = 1;
+	id = ib_sa_path_rec_get(&t_sa, dev, port, &rec,
+				IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID |
+				IB_SA_PATH_REC_PKEY | IB_SA_PATH_REC_NUMB_PATH |
+				IB_SA_PATH_REC_REVERSIBLE, 5000, GFP_KERNEL,
+				t_pr_done, &pr, &q);
+	if (id < 0)
+		return id;
+	wait_for_completion(&pr.done);
+	if (pr.status)
+		return pr.status;
+	*out = pr.rec;
+	return 0;
+}
+
+/* ib_cm_init_qp_attr, with the test's ACK timeout for speed under TCG. */
+static int t_cm_modify(struct t_side *s, enum ib_qp_state st)
+{
+	struct ib_qp_attr a = { .qp_state = st };
+	int mask, ret;
+
+	ret = ib_cm_init_qp_attr(s->cm, &a, &mask);
+	if (ret)
+		return ret;
+	/* Before its REP the passive CM id has no rq_psn yet (cm.c sets
+	 * it in ib_send_cm_rep); rdma_cm puts its own there (cma.c).
+	 */
+	if (mask & IB_QP_RQ_PSN && s == &t_pas)
+		a.rq_psn = T_REP_PSN;
+	if (mask & IB_QP_TIMEOUT)
+		a.timeout = ack_timeout;
+	if (mask & IB_QP_ALT_PATH)
+		a.alt_timeout = ack_timeout;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a.qp_access_flags |= IB_ACCESS_REMOTE_READ |
+				     IB_ACCESS_REMOTE_WRITE;
+	return ib_modify_qp(s->qp, &a, mask);
+}
+
+static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
+{
+	struct t_side *s = cm_id->context;
+	struct ib_cm_rep_param rep = {
+		.starting_psn = T_REP_PSN, .responder_resources = 1,
+		.initiator_depth = 1, .failover_accepted = 1,
+		.flow_control = 1, .rnr_retry_count = 7,
+	};
+	int ret;
+
+	switch (ev->event) {
+	case IB_CM_REQ_RECEIVED:
+		/* The passive side; cm_id is the connection's new id. */
+		s->cm = cm_id;
+		rep.qp_num = s->qp->qp_num;
+		ret = t_cm_modify(s, IB_QPS_INIT);
+		if (!ret)
+			ret = t_cm_modify(s, IB_QPS_RTR);
+		if (!ret)
+			ret = t_cm_modify(s, IB_QPS_RTS);
+		if (!ret)
+			t_post_recvs(s);
+		if (!ret)
+			ret = ib_send_cm_rep(cm_id, &rep);
+		if (ret)
+			t_step(s, ret);
+		break;
+	case IB_CM_REP_RECEIVED:
+		ret = t_cm_modify(s, IB_QPS_RTR);
+		if (!ret)
+			ret = t_cm_modify(s, IB_QPS_RTS);
+		if (!ret)
+			ret = ib_send_cm_rtu(cm_id, NULL, 0);
+		if (!ret)
+			s->established = true;
+		t_step(s, ret);
+		break;
+	case IB_CM_RTU_RECEIVED:
+	case IB_CM_USER_ESTABLISHED:
+		s->established = true;
+		t_step(s, 0);
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(cm_id, NULL, 0);
+		break;
+	case IB_CM_DREP_RECEIVED:
+	case IB_CM_TIMEWAIT_EXIT:
+	case IB_CM_DREQ_ERROR:
+		break;
+	default:
+		pr_info("# %s %s ib_cm event %d\n", t_case, s->name, ev->event);
+		t_step(s, -EIO);
+		break;
+	}
+	return 0;
+}
+
+/* act -> pas through ib_cm, with the SA's primary path and an alternate
+ * from act_alt to pas_alt (its DLID replaced by alt_dlid when given).
+ */
+static int t_ibcm_connect(struct t_side *a, struct t_side *p)
+{
+	struct ib_cm_req_param req = {
+		.service_id = cpu_to_be64(T_SID), .qp_type = IB_QPT_RC,
+		.starting_psn = 0x200, .responder_resources = 1,
+		.initiator_depth = 1, .remote_cm_response_timeout = 20,
+		.local_cm_response_timeout = 20, .flow_control = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+		.max_cm_retries = 15,
+	};
+	struct ib_qp_attr at = {};
+	struct sa_path_rec pri, alt;
+	struct ib_qp_init_attr qa;
+	u16 pki;
+	int ret;
+
+	ret = t_path(a->dev, a->port, &a->gid, &p->gid, &pri);
+	if (ret)
+		return ret;
+	ret = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid, &alt);
+	if (ret)
+		return ret;
+	if (alt_dlid)
+		sa_path_set_dlid(&alt, alt_dlid);
+	pr_info("# %s req pri_dlid=%u pri_sl=%u pri_hop=%u alt_dlid=%u alt_sl=%u alt_hop=%u\n",
+		t_case, be32_to_cpu(sa_path_get_dlid(&pri)), pri.sl,
+		pri.hop_limit, be32_to_cpu(sa_path_get_dlid(&alt)), alt.sl,
+		alt.hop_limit);
+	t_qp_init_attr(a, &qa);
+	a->qp = ib_create_qp(a->pd, &qa);
+	if (IS_ERR(a->qp))
+		return PTR_ERR(a->qp);
+	t_qp_init_attr(p, &qa);
+	p->qp = ib_create_qp(p->pd, &qa);
+	if (IS_ERR(p->qp))
+		return PTR_ERR(p->qp);
+	p->listen_cm = ib_create_cm_id(p->dev, t_cm_handler, p);
+	if (IS_ERR(p->listen_cm)) {
+		ret = PTR_ERR(p->listen_cm);
+		p->listen_cm = NULL;
+		return ret;
+	}
+	ret = ib_cm_listen(p->listen_cm, cpu_to_be64(T_SID));
+	if (ret)
+		return ret;
+	/* The active QP to INIT by hand, as rdma_cm does (cma.c). */
+	ret = ib_find_cached_pkey(a->dev, a->port, be16_to_cpu(pri.pkey), &pki);
+	if (ret)
+		return ret;
+	at.qp_state = IB_QPS_INIT;
+	at.pkey_index = pki;
+	at.port_num = a->port;
+	at.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	ret = ib_modify_qp(a->qp, &at, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	t_post_recvs(a);
+	a->cm = ib_create_cm_id(a->dev, t_cm_handler, a);
+	if (IS_ERR(a->cm)) {
+		ret = PTR_ERR(a->cm);
+		a->cm = NULL;
+		return ret;
+	}
+	req.primary_path = &pri;
+	req.alternate_path = &alt;
+	req.qp_num = a->qp->qp_num;
+	ret = ib_send_cm_req(a->cm, &req);
+	if (!ret)
+		ret = t_wait_step(a);
+	if (!ret)
+		ret = t_wait_step(p);
+	return ret;
+}
+
+static void t_disconnect(struct t_side *a, struct t_side *p)
+{
+	if (a->id && a->established)
+		rdma_disconnect(a->id);
+	if (a->cm && a->established)
+		ib_send_cm_dreq(a->cm, NULL, 0);
+	msleep(50);
+}
+
+/* Migrate @s by request (IBA 17.2.8: Modify QP, path_mig_state MIGRATED). */
+static int t_migrate(struct t_side *s)
+{
+	struct ib_qp_attr a = { .path_mig_state = IB_MIG_MIGRATED };
+
+	return ib_modify_qp(s->qp, &a, IB_QP_PATH_MIG_STATE);
+}
+
+/*
+ * Load the path @s had before migrating as its new alternate and re-arm
+ * (IBA 17.2.8: Modify QP with the alternate path and REARM).
+ */
+static int t_rearm(struct t_side *s, const struct ib_qp_attr *old)
+{
+	struct ib_qp_attr a = {
+		.alt_ah_attr = old->ah_attr, .alt_port_num = old->port_num,
+		.alt_pkey_index = old->pkey_index, .alt_timeout = old->timeout,
+		.path_mig_state = IB_MIG_REARM,
+	};
+
+	rdma_ah_set_port_num(&a.alt_ah_attr, old->port_num);
+	return ib_modify_qp(s->qp, &a, IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE);
+}
+
+/* A simfab ctl command; '+' stands for a blank (module parameters). */
+static int t_ctl(const char *cmd)
+{
+	char *buf = kstrdup(cmd, GFP_KERNEL), *c;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	for (c = buf; *c; c++)
+		if (*c == '+')
+			*c = ' ';
+	ret = *buf ? simfab_ctl(buf) : 0;
+	kfree(buf);
+
+	pr_info("# %s ctl \"%s\" ret=%d\n", t_case, cmd, ret);
+	return ret;
+}
+
+/* ---- cases ---------------------------------------------------------------- */
+
+static int t_setup(bool alternate)
+{
+	int ret = t_side_init(&t_act, act, alternate ? act_alt : NULL);
+
+	if (!ret)
+		ret = t_side_init(&t_pas, pas, alternate ? pas_alt : NULL);
+	t_act.name = "act";
+	t_pas.name = "pas";
+	return ret;
+}
+
+static void t_teardown(void)
+{
+	t_disconnect(&t_act, &t_pas);
+	t_side_fini(&t_act);
+	t_side_fini(&t_pas);
+}
+
+/* rc: an rdma_cm connection, traffic both ways, RDMA WRITE and READ. */
+static void t_case_rc(void)
+{
+	int ret = t_setup(false);
+
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas);
+	t_result(!ret, "connect", "rdma_cm connection not established");
+	if (!ret) {
+		t_dump("conn", &t_act);
+		t_dump("conn", &t_pas);
+		t_traffic("act-to-pas", &t_act, &t_pas);
+		t_traffic("pas-to-act", &t_pas, &t_act);
+		t_rdma(&t_act, &t_pas);
+	}
+	t_teardown();
+}
+
+/*
+ * link-down: an rdma_cm connection without an alternate; the primary path
+ * breaks (fail_ctl); what a real HCA does (IBA 9.7.6.1.3, 10.3.1): the
+ * send completes with RETRY_EXC_ERR after retry_cnt retries, the QP is in
+ * Error, posted receives and later WRs complete flushed.
+ */
+static void t_case_link_down(void)
+{
+	struct ib_wc wc = {};
+	int ret = t_setup(false), st, flushed = 0;
+	bool got;
+
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas);
+	t_result(!ret, "connect", "rdma_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before", &t_act, &t_pas);
+	t_dump("before", &t_act);
+	t_ctl(fail_ctl);
+	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 77) &&
+	      t_poll(t_act.scq, &wc, T_WAIT_MS);
+	st = got ? wc.status : -1;
+	pr_info("# %s send status=%d (%s)\n", t_case, st,
+		got ? ib_wc_status_msg(st) : "none");
+	t_result(st == IB_WC_RETRY_EXC_ERR, "retry-exc-err",
+		 "want IB_WC_RETRY_EXC_ERR for the send");
+	t_result(t_qp_state(&t_act) == IB_QPS_ERR, "qp-err",
+		 "want the QP in the Error state");
+	while (t_poll(t_act.rcq, &wc, 50))
+		flushed += wc.status == IB_WC_WR_FLUSH_ERR;
+	pr_info("# %s recv flushed=%d\n", t_case, flushed);
+	t_result(flushed == T_NRECV, "recv-flushed",
+		 "want every posted receive flushed");
+	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 78) &&
+	      t_poll(t_act.scq, &wc, 1000);
+	t_result(got && wc.status == IB_WC_WR_FLUSH_ERR && wc.wr_id == 78,
+		 "post-after-err-flushed",
+		 "want a later send completed with WR_FLUSH_ERR");
+	t_dump("after", &t_act);
+	t_ctl(restore_ctl);
+out:
+	t_teardown();
+}
+
+/*
+ * apm-manual / apm-auto: an ib_cm connection with an alternate path,
+ * armed on both sides after traffic; then a migration requested on the
+ * active side (manual) or forced by breaking the primary path under
+ * traffic (auto: fail_ctl); traffic on the alternate, PATH_MIG events,
+ * and a re-arm with the old primary as the new alternate.
+ */
+static void t_case_apm(bool automatic)
+{
+	struct ib_qp_attr oa, op;
+	struct ib_qp_init_attr init;
+	int ret = t_setup(true);
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "armed",
+		 "want both QPs ARMED (IBA 17.2.8)");
+	ib_query_qp(t_act.qp, &oa, ~0, &init);
+	ib_query_qp(t_pas.qp, &op, ~0, &init);
+	if (automatic)
+		t_ctl(fail_ctl);
+	else
+		t_result(!t_migrate(&t_act), "migrate-request",
+			 "modify_qp path_mig_state=MIGRATED refused");
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	t_result(atomic_read(&t_act.path_mig) == 1 &&
+		 atomic_read(&t_pas.path_mig) == 1, "path-mig-events",
+		 "want one IB_EVENT_PATH_MIG on each side");
+	t_result(t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want both QPs MIGRATED");
+	if (automatic)
+		t_ctl(restore_ctl);
+	/* Re-arm: the old primary is the new alternate on both sides. */
+	t_result(!t_rearm(&t_act, &oa) && !t_rearm(&t_pas, &op), "rearm",
+		 "modify_qp with an alternate and REARM refused");
+	t_traffic("rearmed-act-to-pas", &t_act, &t_pas);
+	t_traffic("rearmed-pas-to-act", &t_pas, &t_act);
+	t_dump("rearmed", &t_act);
+	t_dump("rearmed", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "rearmed",
+		 "want both QPs ARMED again");
+out:
+	t_teardown();
+}
+
+/*
+ * alt-routed: an ib_cm connection across a router whose alternate path
+ * goes through another router (alt_dlid). The passive side's alternate
+ * is whatever ib_cm made of the REQ; after a requested migration the
+ * test reports what happens to traffic. The checks are in the guest test
+ * (baseline: on unpatched 6.1 the LRH fix-up gives the alternate the
+ * first router's LID, and traffic after migration fails).
+ */
+static void t_case_alt_routed(void)
+{
+	struct ib_wc wc = {};
+	int ret = t_setup(true), st;
+	bool got;
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	ret = t_migrate(&t_act);
+	pr_info("# %s migrate ret=%d\n", t_case, ret);
+	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 99) &&
+	      t_poll(t_act.scq, &wc, T_WAIT_MS);
+	st = got ? wc.status : -1;
+	pr_info("# %s after send status=%d (%s)\n", t_case, st,
+		got ? ib_wc_status_msg(st) : "none");
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+out:
+	t_teardown();
+}
+
+static int __init t_init(void)
+{
+	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
+
+	if (!list)
+		return -ENOMEM;
+	ib_sa_register_client(&t_sa);
+	pr_info("KTAP version 1\n");
+	while ((c = strsep(&p, ",")) != NULL) {
+		if (!*c)
+			continue;
+		t_case = c;
+		pr_info("# case %s act=%s pas=%s act_alt=%s pas_alt=%s alt_dlid=%u\n",
+			c, act, pas, act_alt, pas_alt, alt_dlid);
+		if (!strcmp(c, "rc"))
+			t_case_rc();
+		else if (!strcmp(c, "link-down"))
+			t_case_link_down();
+		else if (!strcmp(c, "apm-manual"))
+			t_case_apm(false);
+		else if (!strcmp(c, "apm-auto"))
+			t_case_apm(true);
+		else if (!strcmp(c, "alt-routed"))
+			t_case_alt_routed();
+		else
+			t_result(false, "case", "unknown case");
+	}
+	pr_info("1..%d\n", t_num);
+	ib_sa_unregister_client(&t_sa);
+	kfree(list);
+	return 0;
+}
+
+static void __exit t_exit(void)
+{
+}
+
+module_init(t_init);
+module_exit(t_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("simfab RC, APM and connection test driver (KTAP)");
