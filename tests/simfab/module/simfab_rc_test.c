@@ -58,6 +58,12 @@ MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (14: 67 ms
 static int retry = 3;
 module_param(retry, int, 0444);
 MODULE_PARM_DESC(retry, "retry_cnt for the QPs");
+static ushort wrong_dlid;
+module_param(wrong_dlid, ushort, 0444);
+MODULE_PARM_DESC(wrong_dlid, "rc: then reload the active AV with this DLID and send");
+static bool wrong_nogrh;
+module_param(wrong_nogrh, bool, 0444);
+MODULE_PARM_DESC(wrong_nogrh, "rc: then reload the active AV without its GRH and send");
 static int msgs = 8;
 module_param(msgs, int, 0444);
 MODULE_PARM_DESC(msgs, "messages each way per burst");
@@ -827,6 +833,44 @@ static void t_teardown(void)
 	t_side_fini(&t_pas);
 }
 
+/*
+ * A wrong address vector breaks the connection: the active QP is drained
+ * (RTS -> SQD), gets its AV with another DLID or without the GRH (SQD ->
+ * SQD, IBA 10.3.1 and table 92), goes back to RTS and sends: a real HCA
+ * and simfab then retry in vain (RETRY_EXC_ERR).
+ */
+static void t_wrong_av(struct t_side *s)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+	struct ib_wc wc = {};
+	int ret, st;
+	bool got;
+
+	ret = ib_query_qp(s->qp, &a, ~0, &init);
+	if (!ret) {
+		a.qp_state = IB_QPS_SQD;
+		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE);
+	}
+	if (wrong_dlid)
+		rdma_ah_set_dlid(&a.ah_attr, wrong_dlid);
+	if (wrong_nogrh)
+		a.ah_attr.ah_flags &= ~IB_AH_GRH;
+	if (!ret)
+		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE | IB_QP_AV);
+	t_dump("wrong", s);
+	a.qp_state = IB_QPS_RTS;
+	if (!ret)
+		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE);
+	t_result(!ret, "sqd-av-rts", "RTS -> SQD -> SQD (AV) -> RTS refused");
+	got = !ret && !t_send_one(s, IB_WR_SEND, 0, 64, 55) &&
+	      t_poll(s->scq, &wc, T_WAIT_MS);
+	st = got ? wc.status : -1;
+	pr_info("# %s wrong send status=%d\n", t_case, st);
+	t_result(st == IB_WC_RETRY_EXC_ERR, "wrong-av-breaks",
+		 "a send with a wrong AV completed without RETRY_EXC_ERR");
+}
+
 /* rc: an rdma_cm connection, traffic both ways, RDMA WRITE and READ. */
 static void t_case_rc(void)
 {
@@ -841,6 +885,8 @@ static void t_case_rc(void)
 		t_traffic("act-to-pas", &t_act, &t_pas);
 		t_traffic("pas-to-act", &t_pas, &t_act);
 		t_rdma(&t_act, &t_pas);
+		if (wrong_dlid || wrong_nogrh)
+			t_wrong_av(&t_act);
 	}
 	t_teardown();
 }
@@ -873,7 +919,7 @@ static void t_case_link_down(void)
 	t_result(st == IB_WC_RETRY_EXC_ERR, "retry-exc-err",
 		 "want IB_WC_RETRY_EXC_ERR for the send");
 	t_result(t_qp_state(&t_act) == IB_QPS_ERR, "qp-err",
-		 "want the QP in the Error state");
+		 "want the QP in the ERR state");
 	while (t_poll(t_act.rcq, &wc, 50))
 		flushed += wc.status == IB_WC_WR_FLUSH_ERR;
 	pr_info("# %s recv flushed=%d\n", t_case, flushed);

@@ -217,7 +217,9 @@ diag "subnet $S: $H1/1 lid $L1, $H2/1 lid $L2A, $H2/2 lid $L2B, $H3/1 lid $L3"
 
 # ---- rc: same subnet, rdma_cm -------------------------------------------------------
 KPFX=rc:same
-run same cases=rc act="$(dev "$H1/1")" pas="$(dev "$H3/1")"
+# Then the active AV gets the dual-ported host's LID instead: nothing
+# arrives where the connection's QP is.
+run same cases=rc act="$(dev "$H1/1")" pas="$(dev "$H3/1")" wrong_dlid="$L2A" retry=$RETRY
 SL13=$(max "$(prop "$H1/1" sl)" "$(prop "$H3/1" sl)")
 MTU13=$(min "$(prop "$H1/1" mtu)" "$(prop "$H3/1" mtu)")
 chk_begin
@@ -240,9 +242,14 @@ chk_begin
 	_bad="$_bad no ACKs back at $H1/1"
 [ "$(rccount same " rc op=0x0a .*verdict=delivered")" -eq 1 ] || _bad="$_bad no RDMA WRITE"
 [ "$(rccount same " rc op=0x10 .*verdict=delivered")" -eq 1 ] || _bad="$_bad no READ response"
-[ "$(rccount same "verdict=drop")" -eq 0 ] || _bad="$_bad drops"
+[ "$(rcpkts same "verdict=drop" | grep -vc " dlid=$L2A ")" -eq 0 ] || _bad="$_bad drops"
 grep -q "^port=$H1/1 rc tx=[1-9][0-9]* rx=[1-9]" /tmp/sfrc-same.counters || _bad="$_bad no rc counters on $H1/1"
 chk_end rc:same-wire /tmp/sfrc-same.cap /tmp/sfrc-same.counters
+# The wrong DLID on the wire: 1 + retry_cnt SENDs to $H2/1, none taken.
+chk_begin
+chk_num wrong-dlid "$(qa same act.wrong dlid)" "$L2A"
+chk_num tries "$(rccount same " at=$H2/1 slid=$L1 dlid=$L2A .* rc op=0x04 .*verdict=drop-no-qp")" $((RETRY + 1))
+chk_end rc:same-wrong-dlid-wire /tmp/sfrc-same.cap
 
 # ---- hca: the primary path breaks, no alternate ---------------------------------------
 KPFX=hca:link-down
@@ -340,7 +347,8 @@ diag "A=$A B=$B $AP lid $ALID, $BP lid $BLID; $R1: $R1A/$R1B; $R2: $R2A/$R2B; SL
 
 # ---- rc: across the router with today's stack (LRH fix-up) ----------------------------
 KPFX=rc:routed
-run routed cases=rc act="$(dev $AP)" pas="$(dev $BP)"
+# Then the active AV loses its GRH: the router drops what it sends.
+run routed cases=rc act="$(dev $AP)" pas="$(dev $BP)" wrong_nogrh=1 retry=$RETRY
 chk_begin
 chk_num act-dlid "$(qa routed act.conn dlid)" "$R1A"
 chk_num act-global "$(qa routed act.conn global)" 1
@@ -360,9 +368,13 @@ chk_begin
 	_bad="$_bad no SENDs delivered at $BP from $R1"
 [ "$(rccount routed " sn=$A at=$AP slid=$R1A dlid=$ALID .* grh=1 .* rc op=0x11 .*verdict=delivered")" -ge 8 ] ||
 	_bad="$_bad no ACKs back through $R1"
-[ "$(rccount routed "verdict=drop")" -eq 0 ] || _bad="$_bad drops"
+[ "$(rcpkts routed "verdict=drop" | grep -vc " grh=0 ")" -eq 0 ] || _bad="$_bad drops"
 grep -q "^port=$R1/[0-9]* rc tx=[1-9]" /tmp/sfrc-routed.counters || _bad="$_bad no rc counters on $R1"
 chk_end rc:routed-wire /tmp/sfrc-routed.cap /tmp/sfrc-routed.counters
+chk_begin
+chk_num wrong-global "$(qa routed act.wrong global)" 0
+chk_num tries "$(rccount routed " sn=$A at=$R1/[0-9]+ slid=$ALID dlid=$R1A .* grh=0 rc op=0x04 .*verdict=drop-no-grh")" $((RETRY + 1))
+chk_end rc:routed-no-grh-wire /tmp/sfrc-routed.cap
 
 # ---- baseline: a routed alternate through the second router, by ib_cm -----------------
 KPFX=rc:alt-routed
