@@ -168,7 +168,7 @@ struct sf_pkt {
 	u8 data[];
 };
 
-/* BTH OpCodes, RC (IBA 9.2, table 35). */
+/* BTH OpCodes, RC (IBA 9.2). */
 enum sf_rc_op {
 	SF_RC_SEND_ONLY = 0x04,
 	SF_RC_SEND_ONLY_IMM = 0x05,
@@ -179,7 +179,7 @@ enum sf_rc_op {
 	SF_RC_ACK = 0x11,
 };
 
-/* AETH syndromes (IBA 9.7.5.2.7, table 44). */
+/* AETH syndromes (IBA 9.3, 9.7.5). */
 #define SF_AETH_ACK		0x00
 #define SF_AETH_RNR_NAK		0x20
 #define SF_AETH_NAK_INV		0x61
@@ -205,7 +205,7 @@ struct sf_rwqe {
 	struct ib_sge sge[SF_MAX_SGE];
 };
 
-/* One path of an RC QP: the primary or the alternate (IBA 11.2.4.2). */
+/* One path of an RC QP: the primary or the alternate (IBA 11.2.4). */
 struct sf_path {
 	struct rdma_ah_attr ah;	/* sgid_attr not kept (NULL) */
 	u32 port;

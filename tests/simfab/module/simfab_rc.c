@@ -21,7 +21,7 @@
 
 #define SF_PSN_MASK	0xffffff
 
-/* Sign of a - b in 24-bit PSN space (IBA 9.7.1). */
+/* Sign of a - b in 24-bit PSN space (IBA 9.7). */
 static int sf_psn_cmp(u32 a, u32 b)
 {
 	return (s32)((a - b) << 8);
@@ -32,7 +32,7 @@ static u32 sf_psn_next(u32 psn)
 	return (psn + 1) & SF_PSN_MASK;
 }
 
-/* Local ACK Timeout: 4.096 us * 2^timeout, 0 = never (IBA 11.2.4.2). */
+/* Local ACK Timeout: 4.096 us * 2^timeout, 0 = never (IBA 11.2.4). */
 static unsigned long sf_rto(u8 timeout)
 {
 	if (!timeout)
@@ -41,7 +41,7 @@ static unsigned long sf_rto(u8 timeout)
 		     nsecs_to_jiffies(4096ULL << min_t(u8, timeout, 31)));
 }
 
-/* RNR NAK timer field (IBA 9.7.5.2.8, table 45), roughly: 0 = 655 ms. */
+/* RNR NAK timer field (IBA 9.7.5), roughly: 0 = 655 ms. */
 static unsigned long sf_rnr_delay(u8 t)
 {
 	if (!t)
@@ -110,7 +110,7 @@ static void sf_rc_finish(struct sf_qp *qp, struct sf_rc_done *d)
 	}
 	list_for_each_entry_safe(w, n, &d->swqes, list) {
 		list_del(&w->list);
-		/* Unsignaled WRs complete only in error (IBA 10.8.6). */
+		/* Unsignaled WRs complete only in error (IBA 10.8). */
 		if (w->signaled || w->status != IB_WC_SUCCESS) {
 			struct ib_wc wc = {
 				.wr_id = w->wr_id,
@@ -297,7 +297,7 @@ static void sf_rc_to_err(struct sf_qp *qp, struct sf_swqe *first,
 }
 
 /*
- * The Local ACK Timeout expired (IBA 9.7.6.1.3): retransmit from the
+ * The Local ACK Timeout expired (IBA 9.7.6): retransmit from the
  * oldest unacknowledged PSN while retries are left; then, with an armed
  * alternate, migrate and go on there (IBA 17.2.8); else the oldest WQE
  * completes with RETRY_EXC_ERR and the QP goes to Error (IBA 10.3.1,
@@ -369,8 +369,8 @@ static bool sf_rc_port_ok(struct sf_qp *qp, u32 port)
 }
 
 /*
- * Modify QP (IBA 11.2.4.2, 10.3): the transition and its attribute mask
- * must be what ib_modify_qp_is_ok allows for RC (IBA table 91 and 92).
+ * Modify QP (IBA 11.2.4, 10.3): the transition and its attribute mask
+ * must be what ib_modify_qp_is_ok allows for RC (IBA 10.3, 11.2.4).
  * Path migration state (IBA 17.2.8): REARM with an alternate loaded waits
  * for the peer (sf_rc_rx) to become ARMED; MIGRATED while ARMED migrates
  * now, as a consumer-requested migration.
@@ -684,7 +684,7 @@ static bool sf_rc_path_ok(const struct sf_pkt *pkt, const struct sf_port *dst,
 	return !global || !memcmp(&g->sgid, &p->ah.grh.dgid, sizeof(g->sgid));
 }
 
-/* An ACK, RNR NAK or NAK with @syndrome for @psn (IBA 9.7.5.2.7). */
+/* An ACK, RNR NAK or NAK with @syndrome for @psn (IBA 9.7.5). */
 static void sf_rc_ack(struct sf_qp *qp, u32 psn, u8 syndrome,
 		      struct sf_rc_done *d)
 {
@@ -734,7 +734,7 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 	if (c > 0)	/* a gap: dropped, the requester's timer resends */
 		return "drop-psn";
 	if (c < 0) {
-		/* A duplicate (IBA 9.7.5.1.1): acknowledged again, a READ
+		/* A duplicate (IBA 9.7.5): acknowledged again, a READ
 		 * answered again, nothing executed twice.
 		 */
 		if (pkt->opcode == SF_RC_READ_REQ)
@@ -760,7 +760,7 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 		return "delivered";
 	}
 	if ((send || imm) && !sf_rc_take_rwqe(qp, &w)) {
-		/* No receive WQE: RNR NAK (IBA 9.7.5.2.8). */
+		/* No receive WQE: RNR NAK (IBA 9.7.5). */
 		sf_rc_ack(qp, pkt->psn, SF_AETH_RNR_NAK |
 			  (qp->min_rnr_timer & 0x1f), d);
 		return "rnr-nak";
@@ -800,7 +800,7 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 	return "delivered";
 }
 
-/* The requester takes an ACK, NAK or READ response (IBA 9.7.5.1.2). */
+/* The requester takes an ACK, NAK or READ response (IBA 9.7.5). */
 static const char *sf_rc_requester(struct sf_qp *qp, struct sf_pkt *pkt,
 				   struct sf_rc_done *d)
 {

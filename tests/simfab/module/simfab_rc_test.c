@@ -836,7 +836,7 @@ static void t_teardown(void)
 /*
  * A wrong address vector breaks the connection: the active QP is drained
  * (RTS -> SQD), gets its AV with another DLID or without the GRH (SQD ->
- * SQD, IBA 10.3.1 and table 92), goes back to RTS and sends: a real HCA
+ * SQD, IBA 10.3), goes back to RTS and sends: a real HCA
  * and simfab then retry in vain (RETRY_EXC_ERR).
  */
 static void t_wrong_av(struct t_side *s)
@@ -893,7 +893,7 @@ static void t_case_rc(void)
 
 /*
  * link-down: an rdma_cm connection without an alternate; the primary path
- * breaks (fail_ctl); what a real HCA does (IBA 9.7.6.1.3, 10.3.1): the
+ * breaks (fail_ctl); what a real HCA does (IBA 9.7.6, 10.3.1): the
  * send completes with RETRY_EXC_ERR after retry_cnt retries, the QP is in
  * Error, posted receives and later WRs complete flushed.
  */
