@@ -52,9 +52,9 @@ MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+'
 static char *restore_ctl = "";
 module_param(restore_ctl, charp, 0444);
 MODULE_PARM_DESC(restore_ctl, "simfab ctl command that repairs it");
-static int ack_timeout = 14;
+static int ack_timeout = 16;
 module_param(ack_timeout, int, 0444);
-MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (14: 67 ms)");
+MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (16: 268 ms)");
 static int retry = 3;
 module_param(retry, int, 0444);
 MODULE_PARM_DESC(retry, "retry_cnt for the QPs");
