@@ -351,7 +351,9 @@ static void t_rdma(struct t_side *s, struct t_side *r)
 	struct ib_wc wc = {};
 	bool ok;
 
-	/* rdma_cm grants no remote access (cma.c); RTS -> RTS may. */
+	/* rdma_cm's active INIT grants none (cma.c), ib_cm's passive
+	 * INIT some: set them here (RTS -> RTS).
+	 */
 	ib_modify_qp(r->qp, &a, IB_QP_ACCESS_FLAGS);
 	memset(s->buf + T_SEND_OFF, 0xa5, T_MSG);
 	memset(r->buf + T_RDMA_OFF, 0, T_MSG);
