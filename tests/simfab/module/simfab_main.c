@@ -663,11 +663,19 @@ static int sf_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 
 static struct ib_mr *sf_get_dma_mr(struct ib_pd *pd, int acc)
 {
+	static atomic_t sf_mr_index = ATOMIC_INIT(0);
 	struct ib_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	/* Addresses are kernel virtual (no dma_device): any lkey works. */
+	/*
+	 * Addresses are kernel virtual (no dma_device), so the key is not
+	 * looked up; but like a real HCA's (index << 8 | key byte) it is never
+	 * 0: ib_alloc_pd(IB_PD_UNSAFE_GLOBAL_RKEY) publishes this MR's rkey
+	 * and ib_srp WARNs on a zero one.
+	 */
+	mr->lkey = (u32)atomic_inc_return(&sf_mr_index) << 8;
+	mr->rkey = mr->lkey;
 	return mr;
 }
 

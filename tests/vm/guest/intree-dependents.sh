@@ -16,6 +16,9 @@ list=$(awk -v cm="$cm_mods" '
 	BEGIN { n = split(cm, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
 	{
 		sub(/:$/, "", $1); self = name($1)
+		# In-tree modules only: test modules in extra/ (simfab) use the
+		# CM too but do not come with the kernel.
+		if ($1 !~ /^kernel\//) next
 		if (self in want) next
 		for (i = 2; i <= NF; i++) if (name($i) in want) { print self; break }
 	}' "$MODDIR/modules.dep" | sort -u)
