@@ -22,6 +22,8 @@
 # Skips without simfab.ko, simfab_rc_test.ko or the routed topology.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
 
 T=simfab-rc
 D=/sys/kernel/debug/simfab
@@ -29,9 +31,6 @@ ROUTED=/ibr/simfab/topology/routed.topo
 CONF=/etc/modprobe.d/simfab-topology.conf
 RETRY=3
 
-has_mod() {
-	grep -q "/$1\.ko[.a-z]*:" "$MODDIR/modules.dep"
-}
 if ! has_mod simfab || ! has_mod simfab_rc_test; then
 	t_skip $T "simfab.ko or simfab_rc_test.ko not in the image (run tests/simfab/build)"
 	t_summary
@@ -67,33 +66,10 @@ topo_port() {
 topo_host() {
 	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
 }
-topo_subnet() {
-	sed -n "s|^subnet $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_router() {
-	sed -n "s|^router $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-rport() {
-	sed -n "s|^port \($1/[0-9]*\) .* subnet=$2 .*|\1|p" $TOPO
-}
 # route_list SUBNET PREFIX: the routers of SUBNET's first route for PREFIX.
 route_list() {
 	awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
 		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO | tr , ' '
-}
-slmap() {
-	_m=$(topo_router "$1" slmap | tr , '\n' | sed -n "s/^$2://p")
-	echo "${_m:-$2}"
-}
-max() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
-min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
-prop() {
-	_o=${1%/*}
-	if grep -q "^host $_o " $TOPO; then
-		topo_host "$_o" "$2"
-	else
-		topo_subnet "$(topo_port "$1" subnet)" "$2"
-	fi
 }
 # dev H/P: the module parameter DEV:PORT of a host port.
 dev() {
@@ -109,34 +85,6 @@ hosts_on() {
 # gid6 H/P: the port's GID as the kernel's %pI6 prints it.
 gid6() {
 	topo_port "$1" gid | tr -d : | sed 's/..../&:/g; s/:$//'
-}
-
-# ---- checks ---------------------------------------------------------------------
-chk_begin() {
-	_bad=
-}
-chk_num() { # WHAT GOT WANT
-	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -ne $(($3)) ]; then
-		_bad="$_bad $1=${2:-<none>}(want $3)"
-	fi
-}
-chk() { # WHAT GOT WANT
-	[ "$2" = "$3" ] || _bad="$_bad $1=${2:-<none>}(want $3)"
-}
-chk_ne() { # WHAT A B
-	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -eq $(($3)) ]; then
-		_bad="$_bad $1:${2:-<none>}=${3:-<none>}(want different)"
-	fi
-}
-chk_end() { # NAME [FILE...]
-	_n=$1
-	shift
-	if [ -z "$_bad" ]; then
-		t_pass "$T:$_n"
-	else
-		t_fail "$T:$_n" "${_bad# }"
-		for _f in "$@"; do diag_file "$_f"; done
-	fi
 }
 
 # run NAME PARAMS...: one load of simfab_rc_test; its KTAP results become

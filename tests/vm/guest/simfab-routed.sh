@@ -18,6 +18,8 @@
 # Skips without simfab.ko, simfab-cm or the routed topology in the image.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
 
 T=simfab-routed
 CM=/ibr/bin/simfab-cm
@@ -69,16 +71,6 @@ topo_port() {
 topo_host() {
 	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
 }
-topo_subnet() {
-	sed -n "s|^subnet $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_router() {
-	sed -n "s|^router $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-# rport R SUBNET: the router's port (R/N) on that subnet.
-rport() {
-	sed -n "s|^port \($1/[0-9]*\) .* subnet=$2 .*|\1|p" $TOPO
-}
 # route_via SUBNET PREFIX: the router that SUBNET's SA picks for PREFIX:
 # the first route line with that prefix (or *), its first router whose
 # port on SUBNET is active (opensm(8) PREFIX ROUTES).
@@ -92,83 +84,10 @@ route_via() {
 		fi
 	done
 }
-# slmap R SL: the SL a packet on SL leaves router R with.
-slmap() {
-	_m=$(topo_router "$1" slmap | tr , '\n' | sed -n "s/^$2://p")
-	echo "${_m:-$2}"
-}
-max() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
-min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
-# prop H/P KEY: a host port's SA property (sl mtu rate life); a router
-# port's are its subnet's.
-prop() {
-	_o=${1%/*}
-	if grep -q "^host $_o " $TOPO; then
-		topo_host "$_o" "$2"
-	else
-		topo_subnet "$(topo_port "$1" subnet)" "$2"
-	fi
-}
-port_gidhex() {
-	topo_port "$1" gid | tr -d :
-}
-port_gid() {
-	port_gidhex "$1" | sed 's/..../&:/g; s/:$//'
-}
-gid_hex() {
-	echo "$1" | awk -F'::' '{
-		nl = ($1 == "") ? 0 : split($1, l, ":")
-		nr = (NF > 1 && $2 != "") ? split($2, r, ":") : 0
-		s = ""
-		for (i = 1; i <= nl; i++) s = s substr("0000" l[i], length(l[i]) + 1)
-		for (i = 0; i < 8 - nl - nr; i++) s = s "0000"
-		for (i = 1; i <= nr; i++) s = s substr("0000" r[i], length(r[i]) + 1)
-		print tolower(s)
-	}'
-}
 hex_gid() {
 	echo "$1" | sed 's/..../&:/g; s/:$//'
 }
 
-# ---- checks ----------------------------------------------------------------
-chk_begin() {
-	_bad=
-}
-chk() { # WHAT GOT WANT: equal strings
-	[ "$2" = "$3" ] || _bad="$_bad $1=${2:-<none>}(want $3)"
-}
-chk_num() { # WHAT GOT WANT: equal numbers (decimal or 0x)
-	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -ne $(($3)) ]; then
-		_bad="$_bad $1=${2:-<none>}(want $3)"
-	fi
-}
-chk_ne() { # WHAT A B: numbers that must differ
-	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -eq $(($3)) ]; then
-		_bad="$_bad $1:${2:-<none>}=${3:-<none>}(want different)"
-	fi
-}
-chk_end() { # NAME [FILE...]
-	_n=$1
-	shift
-	if [ -z "$_bad" ]; then
-		t_pass "$T:$_n"
-	else
-		t_fail "$T:$_n" "${_bad# }"
-		for _f in "$@"; do diag_file "$_f"; done
-	fi
-}
-out() {
-	awk -v k="$2=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' "$1"
-}
-capf() {
-	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
-mad() {
-	echo "$1" | cut -c$((2 * $2 + 1))-$((2 * $2 + 2 * $3))
-}
-madn() {
-	echo $((0x$(mad "$@")))
-}
 # cap FILE ATTR AT VERDICT: the first captured CM MAD (class 0x07, Send)
 # of that attribute that arrived at port AT with that verdict.
 cap() {

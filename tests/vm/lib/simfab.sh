@@ -1,0 +1,119 @@
+# shellcheck shell=sh
+# Helpers shared by the simfab guest tests (busybox sh), sourced as
+# /ibr/lib/simfab.sh after /ibr/lib/guest.sh: topology lookups in simfab's
+# debugfs topology, check accumulation (chk_begin ... chk_end NAME, which
+# uses $T as the result-name prefix), simfab-cm output and MAD capture
+# fields. Defines functions only.
+
+has_mod() {
+	grep -q "/$1\.ko[.a-z]*:" "$MODDIR/modules.dep"
+}
+
+max() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+
+# prop H/P KEY: a host port's SA property (sl mtu rate life); a router
+# port's are its subnet's.
+prop() {
+	_o=${1%/*}
+	if grep -q "^host $_o " "$TOPO"; then
+		topo_host "$_o" "$2"
+	else
+		topo_subnet "$(topo_port "$1" subnet)" "$2"
+	fi
+}
+
+topo_subnet() {
+	sed -n "s|^subnet $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
+}
+
+topo_router() {
+	sed -n "s|^router $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
+}
+
+# rport R SUBNET: the router's port (R/N) on that subnet.
+rport() {
+	sed -n "s|^port \($1/[0-9]*\) .* subnet=$2 .*|\1|p" "$TOPO"
+}
+
+# slmap R SL: the SL a packet on SL leaves router R with.
+slmap() {
+	_m=$(topo_router "$1" slmap | tr , '\n' | sed -n "s/^$2://p")
+	echo "${_m:-$2}"
+}
+
+# GIDs as 32 hex digits (the topology's prefix:guid, the capture's bytes)
+# and as text for simfab-cm; gid_hex turns any IPv6 text into hex.
+port_gidhex() {
+	topo_port "$1" gid | tr -d :
+}
+
+port_gid() {
+	port_gidhex "$1" | sed 's/..../&:/g; s/:$//'
+}
+
+gid_hex() {
+	echo "$1" | awk -F'::' '{
+		nl = ($1 == "") ? 0 : split($1, l, ":")
+		nr = (NF > 1 && $2 != "") ? split($2, r, ":") : 0
+		s = ""
+		for (i = 1; i <= nl; i++) s = s substr("0000" l[i], length(l[i]) + 1)
+		for (i = 0; i < 8 - nl - nr; i++) s = s "0000"
+		for (i = 1; i <= nr; i++) s = s substr("0000" r[i], length(r[i]) + 1)
+		print tolower(s)
+	}'
+}
+
+# ---- checks ----------------------------------------------------------------
+# A result is a list of comparisons; every mismatch is named in the reason.
+chk_begin() {
+	_bad=
+}
+
+chk() { # WHAT GOT WANT: equal strings
+	[ "$2" = "$3" ] || _bad="$_bad $1=${2:-<none>}(want $3)"
+}
+
+chk_num() { # WHAT GOT WANT: equal numbers (decimal or 0x)
+	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -ne $(($3)) ]; then
+		_bad="$_bad $1=${2:-<none>}(want $3)"
+	fi
+}
+
+chk_ne() { # WHAT A B: numbers that must differ
+	if [ -z "$2" ] || [ -z "$3" ] || [ $(($2)) -eq $(($3)) ]; then
+		_bad="$_bad $1:${2:-<none>}=${3:-<none>}(want different)"
+	fi
+}
+
+chk_end() { # NAME [FILE...]: the result; the files as diagnostics on failure
+	_n=$1
+	shift
+	if [ -z "$_bad" ]; then
+		t_pass "$T:$_n"
+	else
+		t_fail "$T:$_n" "${_bad# }"
+		for _f in "$@"; do diag_file "$_f"; done
+	fi
+}
+
+# out FILE KEY: the value of simfab-cm's line KEY=value.
+out() {
+	awk -v k="$2=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' "$1"
+}
+
+# capf LINE KEY: a key=value field of a capture line.
+capf() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# mad HEX OFFSET N: N bytes at MAD byte OFFSET of a capture's mad= hex, as
+# hex digits; madn: the same as a number.
+mad() {
+	echo "$1" | cut -c$((2 * $2 + 1))-$((2 * $2 + 2 * $3))
+}
+
+madn() {
+	echo $((0x$(mad "$@")))
+}
