@@ -278,6 +278,7 @@ static inline struct sf_ah *to_sah(struct ib_ah *ah)
 struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits);
 struct sf_port *sf_port_by_guid(int subnet, u64 guid);
 struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp);
+int sf_rq_push(struct sf_qp *qp, const struct ib_recv_wr *wr);
 bool sf_deliver(struct sf_pkt *pkt);
 void sf_count(struct sf_port *port, int dir, const u8 *mad, u32 len);
 void sf_capture(const struct sf_pkt *pkt, const char *verdict);

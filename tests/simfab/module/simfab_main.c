@@ -947,22 +947,33 @@ static int sf_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return sf_rc_post_recv(qp, wr, bad);
 	spin_lock_irqsave(&sf_lock, flags);
 	for (; wr; wr = wr->next) {
-		struct sf_rwqe *w;
-
-		if (wr->num_sge > SF_MAX_SGE || qp->rq_count == qp->rq_size ||
-		    qp->state == IB_QPS_RESET) {
-			ret = -ENOMEM;
+		ret = sf_rq_push(qp, wr);
+		if (ret) {
 			*bad = wr;
 			break;
 		}
-		w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_size];
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
-		qp->rq_count++;
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
 	return ret;
+}
+
+/*
+ * Queue one receive WR (UD and RC alike); sf_lock held. -ENOMEM for a full
+ * queue, too many SGEs or a QP in RESET, as post_recv reports them.
+ */
+int sf_rq_push(struct sf_qp *qp, const struct ib_recv_wr *wr)
+{
+	struct sf_rwqe *w;
+
+	if (wr->num_sge > SF_MAX_SGE || qp->rq_count == qp->rq_size ||
+	    qp->state == IB_QPS_RESET)
+		return -ENOMEM;
+	w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_size];
+	w->wr_id = wr->wr_id;
+	w->num_sge = wr->num_sge;
+	memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+	qp->rq_count++;
+	return 0;
 }
 
 struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp)

@@ -637,8 +637,6 @@ int sf_rc_post_recv(struct sf_qp *qp, const struct ib_recv_wr *wr,
 	int ret = 0;
 
 	for (; wr; wr = wr->next) {
-		struct sf_rwqe *w;
-
 		spin_lock_irqsave(&sf_lock, flags);
 		if (qp->state == IB_QPS_ERR) {
 			spin_unlock_irqrestore(&sf_lock, flags);
@@ -646,18 +644,10 @@ int sf_rc_post_recv(struct sf_qp *qp, const struct ib_recv_wr *wr,
 				       IB_WC_RECV);
 			continue;
 		}
-		if (wr->num_sge > SF_MAX_SGE || qp->rq_count == qp->rq_size ||
-		    qp->state == IB_QPS_RESET) {
-			spin_unlock_irqrestore(&sf_lock, flags);
-			ret = -ENOMEM;
-			break;
-		}
-		w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_size];
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
-		qp->rq_count++;
+		ret = sf_rq_push(qp, wr);
 		spin_unlock_irqrestore(&sf_lock, flags);
+		if (ret)
+			break;
 	}
 	if (ret)
 		*bad = wr;
