@@ -534,9 +534,11 @@ int main(int argc, char **argv)
 	}
 	if (dec != RSA_DEC_OK) {
 		if (opt_kv)
-			printf("result=malformed\nstatus=none\nerror=%s\nelapsed_ms=%ld\n",
-			       rsa_dec_str(dec), elapsed_ms());
-		fprintf(stderr, "%s: malformed answer from %s: %s\n", prog, sg, rsa_dec_str(dec));
+			printf("result=malformed\nstatus=none\nerror=%s\nanswer_method=0x%02x\n"
+			       "answer_status=0x%04x\nelapsed_ms=%ld\n", rsa_dec_str(dec), ra.method,
+			       ra.status, elapsed_ms());
+		fprintf(stderr, "%s: malformed answer from %s: %s (method 0x%02x, status 0x%04x)\n",
+			prog, sg, rsa_dec_str(dec), ra.method, ra.status);
 		return EX_MALFORMED;
 	}
 	if (opt_kv) {

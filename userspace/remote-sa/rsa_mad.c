@@ -131,6 +131,13 @@ void rsa_encode_request(const struct rsa_request *rq, uint8_t mad[RSA_MAD_LEN])
 		rsa_pathrec_encode(&rq->pr, mad + RSA_OFF_DATA);
 }
 
+uint8_t rsa_resp_method(uint8_t method)
+{
+	if (method == RSA_METHOD_GET || method == RSA_METHOD_SET)
+		return RSA_METHOD_GET_RESP;
+	return method | 0x80;
+}
+
 enum rsa_dec rsa_decode_answer(const uint8_t *mad, size_t len,
 			       const struct rsa_request *rq,
 			       struct rsa_answer *ans)
@@ -138,18 +145,20 @@ enum rsa_dec rsa_decode_answer(const uint8_t *mad, size_t len,
 	memset(ans, 0, sizeof(*ans));
 	if (len < RSA_MAD_LEN)
 		return RSA_DEC_SHORT;
-	if (mad[0] != RSA_BASE_VERSION)
-		return RSA_DEC_BASE_VERSION;
-	if (mad[1] != rq->mgmt_class)
-		return RSA_DEC_CLASS;
-	if (mad[3] != RSA_METHOD_GET_RESP)
-		return RSA_DEC_METHOD;
+	ans->method = mad[3];
 	ans->class_version = mad[2];
 	ans->status = get16(mad + RSA_OFF_STATUS);
 	ans->tid = get64(mad + RSA_OFF_TID);
 	ans->attr_id = get16(mad + RSA_OFF_ATTR_ID);
 	ans->attr_offset = get16(mad + RSA_OFF_ATTR_OFFSET);
 	ans->comp_mask = get64(mad + RSA_OFF_COMP_MASK);
+	if (mad[0] != RSA_BASE_VERSION)
+		return RSA_DEC_BASE_VERSION;
+	if (mad[1] != rq->mgmt_class)
+		return RSA_DEC_CLASS;
+	/* Tolerated: Set | R (0x82), as a responder that sets R bits answers. */
+	if (mad[3] != rsa_resp_method(rq->method) && mad[3] != (rq->method | 0x80))
+		return RSA_DEC_METHOD;
 	/*
 	 * A "bad class version" answer may carry any version; every other
 	 * answer carries the request's.
@@ -187,7 +196,7 @@ const char *rsa_dec_str(enum rsa_dec d)
 	case RSA_DEC_BASE_VERSION: return "BaseVersion is not 1";
 	case RSA_DEC_CLASS: return "not the request's management class";
 	case RSA_DEC_CLASS_VERSION: return "not the request's class version";
-	case RSA_DEC_METHOD: return "method is not GetResp (0x81)";
+	case RSA_DEC_METHOD: return "not the response method of the request's (GetResp for Get)";
 	case RSA_DEC_TID: return "TransactionID is not the request's";
 	case RSA_DEC_ATTR: return "not the request's attribute";
 	case RSA_DEC_ATTR_OFFSET: return "AttributeOffset does not match the attribute";

@@ -39,6 +39,7 @@
 #define RSA_SA_CLASS_VERSION	2
 
 #define RSA_METHOD_GET		0x01
+#define RSA_METHOD_SET		0x02	/* not part of the protocol: tests */
 #define RSA_METHOD_GET_RESP	0x81
 
 #define RSA_ATTR_CLASS_PORT_INFO 0x0001
@@ -139,6 +140,7 @@ struct rsa_request {
 
 /* What an answer carried. */
 struct rsa_answer {
+	uint8_t method;
 	uint8_t class_version;
 	uint16_t status;
 	uint64_t tid;
@@ -157,7 +159,7 @@ enum rsa_dec {
 	RSA_DEC_BASE_VERSION,
 	RSA_DEC_CLASS,		/* not the request's management class */
 	RSA_DEC_CLASS_VERSION,	/* not the request's class version */
-	RSA_DEC_METHOD,		/* not GetResp */
+	RSA_DEC_METHOD,		/* not the request's response method */
 	RSA_DEC_TID,		/* low 32 bits differ from the request's */
 	RSA_DEC_ATTR,		/* not the request's attribute */
 	RSA_DEC_ATTR_OFFSET,	/* status 0 but AttributeOffset wrong */
@@ -176,9 +178,18 @@ void rsa_cpi_decode(const uint8_t raw[RSA_CPI_LEN], struct rsa_cpi *cpi);
 void rsa_encode_request(const struct rsa_request *rq, uint8_t mad[RSA_MAD_LEN]);
 
 /*
+ * The method of the answer to a request of @method: GetResp (0x81) for Get
+ * and Set, else @method with the R bit (IBA 13.4.5; ib_mad does the same).
+ * rsa_decode_answer also accepts @method | 0x80 for a Set (0x82).
+ */
+uint8_t rsa_resp_method(uint8_t method);
+
+/*
  * Decode @len bytes at @mad as the answer to @rq into @ans. A non-zero MAD
  * status is a valid answer (has_record 0, the rest not checked beyond the
- * header); RSA_DEC_OK otherwise means a well-formed record (or CPI).
+ * header); RSA_DEC_OK otherwise means a well-formed record (or CPI). The
+ * header fields of @ans are filled whenever @len is 256 bytes, also for a
+ * malformed answer.
  */
 enum rsa_dec rsa_decode_answer(const uint8_t *mad, size_t len,
 			       const struct rsa_request *rq,

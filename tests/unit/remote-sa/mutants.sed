@@ -24,7 +24,7 @@ s/put64(mad + RSA_OFF_TID, rq->tid);/put64(mad + RSA_OFF_TID, rq->tid \& 0xfffff
 s/memset(mad + RSA_OFF_RMPP, rq->rmpp_fill, RSA_RMPP_LEN);/memset(mad + RSA_OFF_RMPP, rq->rmpp_fill, 8);/
 s/put32(mad + RSA_OFF_ATTR_MOD, rq->attr_mod);/put16(mad + RSA_OFF_ATTR_MOD, (uint16_t)rq->attr_mod);/
 s/rq->comp_mask = RSA_PR_SGID | RSA_PR_DGID;/rq->comp_mask = RSA_PR_SGID;/
-s/if (mad\[3\] != RSA_METHOD_GET_RESP)/if (!(mad[3] \& 0x80))/
+s/if (mad\[3\] != rsa_resp_method(rq->method) \&\& /if (!(mad[3] \& 0x80) \&\& /
 s/if (len < RSA_MAD_LEN)/if (len < 24)/
 s/ans->status = get16(mad + RSA_OFF_STATUS);/ans->status = (uint16_t)(mad[4] | mad[5] << 8);/
 s/if ((uint32_t)ans->tid != (uint32_t)rq->tid)/if (ans->tid != rq->tid)/
@@ -36,3 +36,6 @@ s/rq->class_version = mgmt_class == RSA_SA_CLASS ? RSA_SA_CLASS_VERSION : RSA_CL
 s/cpi->resp_time = w \& 0x1f;/cpi->resp_time = w \& 0xff;/
 s/case RSA_ST_METHOD_ATTR: return "unsupported method\/attribute";//
 s/ \&\& (ans->status \& 0x1c) != RSA_ST_BAD_VERSION)/)/
+s/if (method == RSA_METHOD_GET || method == RSA_METHOD_SET)/if (method == RSA_METHOD_GET)/
+s/return method | 0x80;/return RSA_METHOD_GET_RESP;/
+s/ \&\& mad\[3\] != (rq->method | 0x80))/)/

@@ -451,6 +451,7 @@ static void test_answer_rejects(void)
 	static const uint8_t tid_lo[4] = { 0x00, 0x00, 0x00, 0x08 };	/* 12: low TID 8 */
 	static const uint8_t tid_hi[4] = { 0x00, 0x00, 0x00, 0x2b };	/* 8: agent bits only */
 	static const uint8_t st_ver[2] = { 0x00, 0x04 };		/* 4: bad version */
+	static const uint8_t st_meth[2] = { 0x00, 0x08 };	/* 4: method unsupported */
 	struct rsa_request rq, rq2;
 	struct rsa_answer ans;
 	uint8_t mad[RSA_MAD_LEN];
@@ -489,6 +490,30 @@ static void test_answer_rejects(void)
 	memcpy(mad, ans_record, RSA_MAD_LEN);
 	mad[79] = 0x02;
 	expect_reject("reject-other-requester", mad, sizeof(mad), &rq, RSA_DEC_GID);
+
+	/* A Set is answered with GetResp, other methods with their R bit
+	 * set (IBA 13.4.5): the "method unsupported" answers of the tests. */
+	rq2 = rq;
+	rq2.method = 0x02;			/* Set */
+	patched(mad, ans_record, 4, st_meth, 2);
+	mad[44] = mad[45] = 0;
+	d = rsa_decode_answer(mad, sizeof(mad), &rq2, &ans);
+	check("accept-set-getresp", d == RSA_DEC_OK && ans.status == 0x0008 && ans.method == 0x81,
+	      rsa_dec_str(d));
+	mad[3] = 0x82;				/* Set | R: tolerated */
+	d = rsa_decode_answer(mad, sizeof(mad), &rq2, &ans);
+	check("accept-set-0x82", d == RSA_DEC_OK && ans.status == 0x0008, rsa_dec_str(d));
+	mad[3] = 0x83;
+	expect_reject("reject-set-0x83", mad, sizeof(mad), &rq2, RSA_DEC_METHOD);
+	rq2.method = 0x12;			/* GetTable */
+	mad[3] = 0x92;
+	d = rsa_decode_answer(mad, sizeof(mad), &rq2, &ans);
+	check("accept-gettable-resp", d == RSA_DEC_OK && ans.status == 0x0008, rsa_dec_str(d));
+	mad[3] = 0x81;
+	expect_reject("reject-gettable-getresp", mad, sizeof(mad), &rq2, RSA_DEC_METHOD);
+	check("resp-method", rsa_resp_method(0x01) == 0x81 && rsa_resp_method(0x02) == 0x81 &&
+	      rsa_resp_method(0x12) == 0x92 && rsa_resp_method(0x15) == 0x95,
+	      "Get/Set -> 0x81, others | 0x80");
 
 	/* Accepted: other agent bits in the TID (ib_mad's), and a bad-version
 	 * status answer in whatever version the responder's catch agent has. */
