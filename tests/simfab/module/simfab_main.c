@@ -1422,6 +1422,7 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 }
 
 static LIST_HEAD(sf_held_list);		/* delayed packets, under sf_lock */
+static unsigned long sf_held_next;	/* the earliest due of those */
 static struct delayed_work sf_dwork;
 
 /*
@@ -1435,6 +1436,7 @@ bool sf_deliver(struct sf_pkt *pkt)
 	unsigned long flags;
 	unsigned int ms = 0;
 	const char *verdict;
+	bool sooner;
 
 	do {
 		verdict = sf_stopping ? "drop-unload" : sf_rx(pkt, &ms);
@@ -1447,9 +1449,18 @@ bool sf_deliver(struct sf_pkt *pkt)
 		pkt->delayed = true;
 		pkt->due = jiffies + msecs_to_jiffies(ms);
 		spin_lock_irqsave(&sf_lock, flags);
+		/* Only ever bring the timer forward: pushing it back on every
+		 * new packet would hold earlier ones past their time for as
+		 * long as packets keep coming (a requester's retries).
+		 */
+		sooner = list_empty(&sf_held_list) ||
+			 time_before(pkt->due, sf_held_next);
+		if (sooner)
+			sf_held_next = pkt->due;
 		list_add_tail(&pkt->list, &sf_held_list);
 		spin_unlock_irqrestore(&sf_lock, flags);
-		mod_delayed_work(sf_wq, &sf_dwork, msecs_to_jiffies(ms));
+		if (sooner)
+			mod_delayed_work(sf_wq, &sf_dwork, msecs_to_jiffies(ms));
 		return true;
 	}
 	if (verdict && (pkt->dqpn == 1 || pkt->rc))
@@ -1473,6 +1484,8 @@ static void sf_held_worker(struct work_struct *work)
 			next = pkt->due;
 		}
 	}
+	if (next)
+		sf_held_next = next;
 	spin_unlock_irqrestore(&sf_lock, flags);
 	if (any)
 		queue_work(sf_wq, &sf_work);
