@@ -1,0 +1,420 @@
+#!/bin/sh
+# shellcheck shell=sh
+# ib_remote_sa (kernel-patches/6.1, docs/remote-sa-protocol.md) on simfab's
+# routed topology (tests/simfab/topology/routed.topo): a1 on subnet A asks
+# the ib_remote_sa service on subnet B, across a router, for B's half of
+# the path b1 -> a1. Every expected value comes from debugfs
+# simfab/topology, from b1's own SA (through simfab-cm) or from the wire
+# (the capture); none is written into the test.
+#
+# rsa:       answers through the kernel client (simfab_rsa_test.ko): the
+#            record, the wire, one local SA query per cold query, a node
+#            without the service (UNSUPPORTED at once), a silent node
+#            (timeout with counted retries), a GID not served, BUSY beyond
+#            max_outstanding, cancel.
+# malformed: requests crafted with ib-remote-sa-query: each refused with
+#            its status and counter, malformed ones logged.
+# unload:    ib_remote_sa unloaded with requests waiting on the local SA,
+#            and simfab removed with client queries in flight.
+#
+# Skips without simfab.ko, the routed topology or ib_remote_sa.
+# shellcheck source=tests/vm/lib/guest.sh
+. /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
+
+T=simfab-remote-sa
+CM=/ibr/bin/simfab-cm
+Q=/ibr/bin/ib-remote-sa-query
+D=/sys/kernel/debug/simfab
+S=/sys/kernel/ib_remote_sa
+TOPOFILE=/ibr/simfab/topology/routed.topo
+
+if ! has_mod simfab || [ ! -f "$TOPOFILE" ] || [ ! -x "$CM" ]; then
+	t_skip $T "simfab.ko, simfab-cm or $TOPOFILE not in the image (make simfab)"
+	t_summary
+	exit 0
+fi
+if ! has_mod ib_remote_sa || ! has_mod simfab_rsa_test; then
+	t_skip $T "ib_remote_sa.ko or simfab_rsa_test.ko not in the image (the series has no ib_remote_sa?)"
+	t_summary
+	exit 0
+fi
+
+# Kernel trouble, less the taint note of the first out-of-tree module when
+# this test runs alone.
+trouble() {
+	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
+}
+
+mark=$(dmesg_mark)
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+! mod_loaded simfab || rmmod simfab
+CONF=/etc/modprobe.d/simfab-topology.conf
+cp $CONF /tmp/rsa-default.conf
+printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
+modprobe ib_umad
+modprobe ib_remote_sa && modprobe rdma_ucm && modprobe simfab
+rc=$?
+cp /tmp/rsa-default.conf $CONF
+if [ $rc -eq 0 ] && [ "$(cat /sys/module/simfab/parameters/topology)" = "$(cat $TOPOFILE)" ]; then
+	t_pass $T:load
+else
+	t_fail $T:load "modprobe ib_remote_sa / simfab with $TOPOFILE failed"
+	t_summary
+	exit 0
+fi
+TOPO=/tmp/rsa.topo
+cat $D/topology >$TOPO
+
+topo_port() {
+	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
+}
+topo_host() {
+	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
+}
+# route_via SUBNET PREFIX: the router SUBNET's SA names for PREFIX.
+route_via() {
+	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
+		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO)
+	for _r in $(echo "$_via" | tr , ' '); do
+		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
+			echo "$_r"
+			return
+		fi
+	done
+}
+dev_of() { topo_host "${1%/*}" dev; }
+# cnt H/P NAME: an ib_remote_sa counter of a host port.
+cnt() {
+	cat "$S/$(dev_of "$1")/${1#*/}/counters/$2" 2>/dev/null || echo x
+}
+# sacnt H/P: SA PathRecord Gets that port has sent (simfab counters).
+sacnt() {
+	awk -v p="port=$1" '$1 == p && $2 == "dir=tx" && $3 == "class=0x03" &&
+		$4 == "method=0x01" && $5 == "attr=0x0035" { sub(/count=/, "", $6); n += $6 }
+		END { print n + 0 }' $D/counters
+}
+# rsa_query NAME ARGS...: load simfab_rsa_test with ARGS (from a1) and keep
+# its completion lines in /tmp/rsa-NAME.out.
+rsa_query() {
+	_n=$1
+	shift
+	_m=$(dmesg_mark)
+	modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "$@" >/tmp/rsa-$_n.err 2>&1
+	_rc=$?
+	rmmod simfab_rsa_test 2>>/tmp/rsa-$_n.err
+	dmesg_since "$_m" | sed -n 's/.*simfab_rsa_test: //p' >/tmp/rsa-$_n.out
+	return $_rc
+}
+# qf FILE N KEY: field KEY of completion q=N.
+qf() {
+	sed -n "s/^q=$2 \(.* \)*$3=\([^ ]*\).*/\2/p" "$1" | head -n 1
+}
+
+A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
+PA=$(topo_subnet "$A" prefix) PB=$(topo_subnet "$B" prefix)
+AP=a1/1 BP=b1/1 B2P=b2/1 A2P=a2/1
+RB=$(route_via "$B" "$PA")
+RB_B=$(rport "$RB" "$B")
+ALID=$(topo_port $AP lid) BLID=$(topo_port $BP lid) RBLID=$(topo_port "$RB_B" lid)
+diag "A=$A B=$B RB=$RB ($RB_B lid $RBLID) a1 lid $ALID b1 lid $BLID"
+
+# ---- the service is up on every port ------------------------------------------
+chk_begin
+for p in $AP $A2P $BP $B2P; do
+	chk "$p-responder" "$(cat "$S/$(dev_of $p)/1/responder" 2>/dev/null)" 1
+done
+chk_end rsa:responder-on
+
+# ---- B's own SA for b1 -> a1: the reference ----------------------------------
+timeout 20 "$CM" 'id own ps=ib' "bind gid=$(port_gid $BP)" \
+	"resolve-addr dst-gid=$(port_gid $AP) dst-port=7301 timeout=5000" \
+	'wait ADDR_RESOLVED' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED' \
+	'query-path' >/tmp/rsa-own.out 2>&1
+OWN=/tmp/rsa-own.out
+chk_begin
+chk_num own-dlid "$(out $OWN 'path[0].dlid')" "$RBLID"
+chk_num own-slid "$(out $OWN 'path[0].slid')" "$BLID"
+chk_end rsa:reference-own-sa $OWN
+
+# ---- a1 asks b1's service for b1 -> a1 ----------------------------------------
+echo clear >$D/ctl
+# The module's trace points (and ib_mad's with RSA_DEBUG=1 in the guest
+# environment) go with a failure's diagnostics.
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+echo 1 >/sys/kernel/tracing/events/ib_remote_sa/enable
+[ -z "${RSA_DEBUG:-}" ] || echo 1 >/sys/kernel/tracing/events/ib_mad/enable
+sa0=$(sacnt $BP) q0=$(cnt $BP sa_queries) r0=$(cnt $BP replies)
+s0=$(cnt $AP client_sent) n0=$(cnt $AP client_answered)
+rsa_query answer "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+cat $D/capture >/tmp/rsa-answer.cap
+o=/tmp/rsa-answer.out
+chk_begin
+chk status "$(qf $o 0 status)" 0
+chk_num mad-status "$(qf $o 0 mad_status)" 0
+chk_num dlid "$(qf $o 0 dlid)" "$RBLID"
+chk_num slid "$(qf $o 0 slid)" "$BLID"
+chk_num sl "$(qf $o 0 sl)" "$(out $OWN 'path[0].sl')"
+chk_num mtu "$(qf $o 0 mtu)" "$(out $OWN 'path[0].mtu')"
+chk_num rate "$(qf $o 0 rate)" "$(out $OWN 'path[0].rate')"
+chk_num life "$(qf $o 0 life)" "$(out $OWN 'path[0].packet_life')"
+chk_num hop "$(qf $o 0 hop)" "$(out $OWN 'path[0].hop_limit')"
+chk_num pkey "$(qf $o 0 pkey)" "$(out $OWN 'path[0].pkey')"
+chk sgid "$(gid_hex "$(qf $o 0 sgid)")" "$(port_gidhex $BP)"
+chk dgid "$(gid_hex "$(qf $o 0 dgid)")" "$(port_gidhex $AP)"
+# B's subnet, not A's: the answer differs from what A's SA says of a1.
+chk_ne not-a-lid "$(qf $o 0 slid)" "$ALID"
+grep -E "class=0x(0d|03) " /tmp/rsa-answer.cap | sed 's/ mad=.*//' >/tmp/rsa-answer.mads
+chk_end rsa:answer-is-b-own-sa $o /tmp/rsa-answer.err $OWN /tmp/rsa-answer.mads
+
+# The wire: the Get at b1 (GRH, class 0x0d, SGID = b1, DGID = a1, mask
+# SGID|DGID) and the GetResp at a1 carrying the same record.
+get=$(grep " at=$BP .* class=0x0d cv=1 method=0x01 .* attr=0x0035 .* verdict=delivered " /tmp/rsa-answer.cap | head -n 1)
+resp=$(grep " at=$AP .* class=0x0d cv=1 method=0x81 status=0x0000 .* attr=0x0035 .* verdict=delivered " /tmp/rsa-answer.cap | head -n 1)
+chk_begin
+if [ -z "$get" ] || [ -z "$resp" ]; then
+	_bad="no Get at $BP or GetResp at $AP in the capture"
+else
+	m=$(capf "$get" mad)
+	chk_num get-grh "$(capf "$get" grh)" 1
+	chk get-grh-sgid "$(gid_hex "$(capf "$get" sgid)")" "$(port_gidhex $AP)"
+	chk get-rmpp "$(mad "$m" 24 12)" 000000000000000000000000
+	chk get-attr-offset "$(mad "$m" 44 2)" 0008
+	chk get-comp-mask "$(mad "$m" 48 8)" 000000000000000c
+	chk get-dgid "$(mad "$m" 64 16)" "$(port_gidhex $AP)"
+	chk get-sgid "$(mad "$m" 80 16)" "$(port_gidhex $BP)"
+	chk get-lids "$(mad "$m" 96 4)" 00000000
+	m=$(capf "$resp" mad)
+	chk_num resp-tid "$(capf "$resp" tid)" "$(capf "$get" tid)"
+	chk resp-sgid "$(mad "$m" 80 16)" "$(port_gidhex $BP)"
+	chk_num resp-dlid "$(madn "$m" 96 2)" "$RBLID"
+	chk_num resp-slid "$(madn "$m" 98 2)" "$BLID"
+	chk_num resp-sl $(($(madn "$m" 108 2) & 0xf)) "$(out $OWN 'path[0].sl')"
+	chk_num resp-mtu $(($(madn "$m" 110 1) & 0x3f)) "$(out $OWN 'path[0].mtu')"
+fi
+chk_end rsa:wire /tmp/rsa-answer.cap
+
+# One cold query = one PathRecord Get from b1 to B's SA, one answer.
+chk_begin
+chk_num b1-sa-gets $(($(sacnt $BP) - sa0)) 1
+chk_num b1-sa-queries $(($(cnt $BP sa_queries) - q0)) 1
+chk_num b1-replies $(($(cnt $BP replies) - r0)) 1
+chk_num a1-sent $(($(cnt $AP client_sent) - s0)) 1
+chk_num a1-answered $(($(cnt $AP client_answered) - n0)) 1
+chk_end rsa:one-sa-query-per-query $D/counters
+
+# Three queries at once: three SA queries, three answers.
+sa0=$(sacnt $BP)
+rsa_query three "target=$(port_gid $BP)" timeout_ms=4000 retries=0 count=3
+chk_begin
+for i in 0 1 2; do
+	chk "q$i-status" "$(qf /tmp/rsa-three.out $i status)" 0
+	chk_num "q$i-slid" "$(qf /tmp/rsa-three.out $i slid)" "$BLID"
+done
+chk_num b1-sa-gets $(($(sacnt $BP) - sa0)) 3
+chk_end rsa:three-queries-three-sa-queries /tmp/rsa-three.out
+
+# ---- a node without the service answers UNSUPPORTED at once -------------------
+echo 0 >"$S/$(dev_of $B2P)/1/responder"
+u0=$(cnt $AP client_unsupported) t0=$(cnt $AP client_retries)
+rsa_query unsup "target=$(port_gid $B2P)" timeout_ms=4000 retries=2
+o=/tmp/rsa-unsup.out
+chk_begin
+chk responder-off "$(cat "$S/$(dev_of $B2P)/1/responder")" 0
+chk status "$(qf $o 0 status)" -95
+chk_num mad-status "$(qf $o 0 mad_status)" 0x000c
+chk_num unsupported $(($(cnt $AP client_unsupported) - u0)) 1
+chk_num no-retries $(($(cnt $AP client_retries) - t0)) 0
+ms=$(qf $o 0 ms)
+[ -n "$ms" ] && [ "$ms" -lt 4000 ] || _bad="$_bad took=${ms:-?}ms(want < one 4000 ms try)"
+chk_end rsa:no-service-unsupported-at-once $o
+echo 1 >"$S/$(dev_of $B2P)/1/responder"
+rsa_query unsup-back "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+chk_begin
+chk status "$(qf /tmp/rsa-unsup-back.out 0 status)" 0
+chk_num slid "$(qf /tmp/rsa-unsup-back.out 0 slid)" "$(topo_port $B2P lid)"
+chk_end rsa:responder-back-on /tmp/rsa-unsup-back.out
+
+# ---- a silent node: timeout after the configured tries --------------------------
+echo clear >$D/ctl
+echo "drop class=0x0d to=$BP" >$D/ctl
+to0=$(cnt $AP client_timeouts) t0=$(cnt $AP client_retries) s0=$(cnt $AP client_sent)
+rsa_query silent "target=$(port_gid $BP)" timeout_ms=800 retries=1
+echo nofault >$D/ctl
+cat $D/capture >/tmp/rsa-silent.cap
+o=/tmp/rsa-silent.out
+chk_begin
+chk status "$(qf $o 0 status)" -110
+chk_num timeouts $(($(cnt $AP client_timeouts) - to0)) 1
+chk_num retries $(($(cnt $AP client_retries) - t0)) 1
+chk_num sent $(($(cnt $AP client_sent) - s0)) 2
+ms=$(qf $o 0 ms)
+# Two tries of 800 ms; TCG adds its own slowness on top, never less.
+[ -n "$ms" ] && [ "$ms" -ge 1600 ] && [ "$ms" -lt 6000 ] ||
+	_bad="$_bad took=${ms:-?}ms(want 1600..6000)"
+tids=$(grep " at=$BP .* class=0x0d .* method=0x01 .* verdict=drop-inject " /tmp/rsa-silent.cap |
+	tr ' ' '\n' | sed -n 's/^tid=//p' | sort -u)
+chk_num dropped-tries "$(grep -c " at=$BP .* class=0x0d .* method=0x01 .* verdict=drop-inject " /tmp/rsa-silent.cap)" 2
+chk_num same-tid "$(echo "$tids" | wc -l)" 1
+chk_end rsa:silent-node-times-out $o /tmp/rsa-silent.cap
+
+# ---- a GID the service does not answer for ---------------------------------------
+ns0=$(cnt $BP rej_not_served)
+rsa_query notserved "target=$(port_gid $B2P)" "service=$(port_gid $BP)" timeout_ms=4000 retries=0
+chk_begin
+chk status "$(qf /tmp/rsa-notserved.out 0 status)" -99
+chk_num mad-status "$(qf /tmp/rsa-notserved.out 0 mad_status)" 0x0500
+chk_num rej-not-served $(($(cnt $BP rej_not_served) - ns0)) 1
+chk_end rsa:gid-not-served /tmp/rsa-notserved.out
+
+# ---- bounded work: BUSY beyond max_outstanding ------------------------------------
+MO=/sys/module/ib_remote_sa/parameters/max_outstanding
+ST=/sys/module/ib_remote_sa/parameters/sa_timeout_ms
+mo=$(cat $MO) st=$(cat $ST)
+echo 1 >$MO
+# B's SA holds its answers 1.5 s (below the responder's SA timeout), so
+# the first request still waits on it when the other two arrive.
+echo 5000 >$ST
+echo "delay ms=1500 class=0x03 from=$BP" >$D/ctl
+b0=$(cnt $BP rej_busy)
+echo >/sys/kernel/tracing/trace
+rsa_query busy "target=$(port_gid $BP)" timeout_ms=5000 retries=0 count=3
+echo nofault >$D/ctl
+echo "$mo" >$MO
+echo "$st" >$ST
+o=/tmp/rsa-busy.out
+chk_begin
+chk_num answered "$(grep -c ' status=0 ' $o)" 1
+chk_num busy "$(grep -c ' status=-16 mad_status=0x0001 ' $o)" 2
+chk_num rej-busy $(($(cnt $BP rej_busy) - b0)) 2
+grep -v "_done_agent" /sys/kernel/tracing/trace | tail -n 60 >/tmp/rsa-busy.trace
+chk_end rsa:busy-beyond-max-outstanding $o /tmp/rsa-busy.trace
+
+# ---- cancel ----------------------------------------------------------------------
+c0=$(cnt $AP client_canceled)
+rsa_query cancel "target=$(port_gid $BP)" timeout_ms=4000 retries=0 cancel=1
+chk_begin
+chk status "$(qf /tmp/rsa-cancel.out 0 status)" -4
+chk_num canceled $(($(cnt $AP client_canceled) - c0)) 1
+chk_end rsa:cancel /tmp/rsa-cancel.out
+
+# ---- malformed requests, crafted with the query tool ----------------------------
+# tool NAME ARGS...: ib-remote-sa-query from a1 (or CA/port given) --kv.
+tool() {
+	_n=$1
+	shift
+	timeout 30 "$Q" --kv "$@" >/tmp/rsa-tool-$_n.out 2>/tmp/rsa-tool-$_n.err
+	echo $? >/tmp/rsa-tool-$_n.rc
+}
+kv() {
+	sed -n "s/^$2=//p" "/tmp/rsa-tool-$1.out" | head -n 1
+}
+if [ ! -x "$Q" ]; then
+	t_skip "$T:malformed" "ib-remote-sa-query not in the image (make tools)"
+else
+	# The tool's answer is the kernel client's answer.
+	tool ok -C "$(dev_of $AP)" -P 1 "$(port_gid $BP)"
+	chk_begin
+	chk_num status "$(kv ok status)" 0
+	chk_num dlid "$(kv ok dlid)" "$RBLID"
+	chk_num slid "$(kv ok slid)" "$BLID"
+	chk_num sl "$(kv ok sl)" "$(out $OWN 'path[0].sl')"
+	chk_num mtu "$(kv ok mtu)" "$(out $OWN 'path[0].mtu')"
+	chk_num rate "$(kv ok rate)" "$(out $OWN 'path[0].rate')"
+	chk_end tool:answer /tmp/rsa-tool-ok.out /tmp/rsa-tool-ok.err
+
+	m0=$(dmesg_mark)
+	# name counter-port counter status tool-args...
+	while read -r name port counter status args; do
+		c0=$(cnt "$port" "$counter")
+		if [ "$port" = "$BP" ]; then
+			# shellcheck disable=SC2086
+			tool "$name" -C "$(dev_of $AP)" -P 1 $args "$(port_gid $BP)"
+		else
+			# same subnet: a2 asks a1's service
+			# shellcheck disable=SC2086
+			tool "$name" -C "$(dev_of $A2P)" -P 1 $args "$(port_gid $AP)"
+		fi
+		chk_begin
+		chk_num status "$(kv "$name" status)" "$status"
+		chk_num "$counter" $(($(cnt "$port" "$counter") - c0)) 1
+		chk_end "malformed:$name" "/tmp/rsa-tool-$name.out" "/tmp/rsa-tool-$name.err"
+	done <<-EOF
+	class-version $BP rej_bad_version 0x0004 --class-version 2
+	method-set $BP rej_bad_method 0x0008 --method 0x02
+	method-gettable $BP rej_bad_method 0x0008 --method 0x12
+	unknown-attr $BP rej_bad_attr 0x000c --attr 0x0099
+	attr-offset $BP rej_malformed 0x001c --attr-offset 4
+	attr-modifier $BP rej_malformed 0x001c --attr-mod 1
+	sm-key $BP rej_malformed 0x001c --sm-key 0x1
+	rmpp-bytes $BP rej_malformed 0x001c --rmpp-byte 0x31
+	mask-dlid $BP rej_bad_mask 0x0200 --comp-mask 0x1c
+	mask-no-sgid $BP rej_bad_mask 0x0600 --comp-mask 0x4
+	not-requester $BP rej_not_requester 0x0200 --dgid $(port_gid $A2P)
+	no-grh $AP rej_no_grh 0x0200 --no-grh
+	same-subnet $AP rej_not_remote 0x0200
+	EOF
+	# The malformed ones were logged (rate-limited), nothing else went wrong.
+	dmesg_since "$m0" >/tmp/rsa-malformed.dmesg
+	chk_begin
+	grep -q 'ib_remote_sa: port 1: request from LID .* rejected: AttributeOffset is not 8' /tmp/rsa-malformed.dmesg ||
+		_bad="$_bad no-log-line-for-attr-offset"
+	[ -z "$(trouble /tmp/rsa-malformed.dmesg)" ] || _bad="$_bad kernel-trouble"
+	chk_end malformed:logged /tmp/rsa-malformed.dmesg
+fi
+
+# ---- unload with work in flight ------------------------------------------------
+# Requests waiting on B's SA (held 2 s) when ib_remote_sa goes away.
+m0=$(dmesg_mark)
+echo "delay ms=2000 class=0x03 from=$BP" >$D/ctl
+q0=$(cnt $BP sa_queries)
+modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "target=$(port_gid $BP)" \
+	timeout_ms=8000 retries=0 count=4 wait=0
+i=0
+while [ "$(cnt $BP sa_queries)" = "$q0" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+inflight=$(($(cnt $BP sa_queries) - q0))
+rmmod simfab_rsa_test && rmmod ib_remote_sa
+rc=$?
+sleep 2.5
+echo nofault >$D/ctl
+chk_begin
+[ "$inflight" -ge 1 ] || _bad="$_bad no-request-waiting-on-b-sa"
+chk rmmod-rc "$rc" 0
+mod_loaded ib_remote_sa && _bad="$_bad still-loaded"
+dmesg_since "$m0" >/tmp/rsa-unload.dmesg
+chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=' /tmp/rsa-unload.dmesg)" 4
+[ -z "$(trouble /tmp/rsa-unload.dmesg)" ] || _bad="$_bad kernel-trouble"
+chk_end unload:with-requests-on-local-sa /tmp/rsa-unload.dmesg
+
+# Client queries in flight (their local route lookups held) when the
+# devices go away: every callback runs once, nothing leaks or oopses.
+modprobe ib_remote_sa
+m0=$(dmesg_mark)
+echo "delay ms=3000 class=0x03 from=$AP" >$D/ctl
+modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "target=$(port_gid $BP)" \
+	timeout_ms=8000 retries=0 count=3 wait=0
+sleep 0.5
+rmmod simfab
+rc=$?
+rmmod simfab_rsa_test
+dmesg_since "$m0" >/tmp/rsa-devgone.dmesg
+chk_begin
+chk rmmod-simfab "$rc" 0
+chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=-\(4\|19\) ' /tmp/rsa-devgone.dmesg)" 3
+[ ! -d "$S/$(dev_of $AP)" ] || _bad="$_bad sysfs-dir-left"
+[ -z "$(trouble /tmp/rsa-devgone.dmesg)" ] || _bad="$_bad kernel-trouble"
+chk_end unload:device-removed-with-queries /tmp/rsa-devgone.dmesg
+rmmod ib_remote_sa 2>/dev/null
+
+dmesg_since "$mark" >/tmp/rsa.dmesg
+if trouble /tmp/rsa.dmesg >/tmp/rsa.trouble; then
+	diag_file /tmp/rsa.trouble
+	t_fail $T:dmesg "kernel trouble during the test"
+else
+	t_pass $T:dmesg
+fi
+t_summary
