@@ -11,6 +11,9 @@
 #include "ibr.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <limits.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -644,30 +647,160 @@ out:
 	free(q);
 }
 
+/* ---- ib_remote_sa: the responder and a live query -------------------------------- */
+
+/* The responder switch of every port under /sys/kernel/ib_remote_sa. */
+static void check_remote_sa(struct verify *v)
+{
+	char *dir, *mods;
+	DIR *d, *pd;
+	struct dirent *de, *pe;
+	struct ibr_list on = { 0 }, off = { 0 };
+
+	if (!ibr_list_has(&v->mods, "ib_remote_sa")) {
+		mods = join(&v->mods, " ");
+		report(v, "remote-sa", SEV_SKIP, "no ib_remote_sa module among the overlay's (%s)", mods);
+		free(mods);
+		return;
+	}
+	dir = ibr_path(&v->sys, "/sys/module/ib_remote_sa");
+	if (!ibr_is_dir(dir)) {
+		report(v, "remote-sa", SEV_SKIP,
+		       "ib_remote_sa is not loaded: this node answers no remote-subnet path queries (modprobe ib_remote_sa)");
+		free(dir);
+		return;
+	}
+	free(dir);
+	dir = ibr_path(&v->sys, "/sys/kernel/ib_remote_sa");
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		char *pdir;
+
+		if (de->d_name[0] == '.')
+			continue;
+		pdir = ibr_path(&v->sys, "/sys/kernel/ib_remote_sa/%s", de->d_name);
+		pd = opendir(pdir);
+		while (pd && (pe = readdir(pd))) {
+			char *f, *val, name[600];
+
+			if (pe->d_name[0] == '.')
+				continue;
+			f = ibr_path(&v->sys, "/sys/kernel/ib_remote_sa/%s/%s/responder", de->d_name, pe->d_name);
+			val = ibr_slurp(f, NULL);
+			snprintf(name, sizeof(name), "%s/%s", de->d_name, pe->d_name);
+			if (val)
+				ibr_list_add(val[0] == '1' ? &on : &off, name);
+			free(val);
+			free(f);
+		}
+		if (pd)
+			closedir(pd);
+		free(pdir);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	if (!on.n && !off.n) {
+		report(v, "remote-sa", SEV_WARN, "ib_remote_sa is loaded but serves no IB port");
+	} else {
+		char *a = join(&on, " "), *b = join(&off, " ");
+
+		report(v, "remote-sa", SEV_OK, "ib_remote_sa answers remote queries on %zu port(s)%s%s%s%s",
+		       on.n, on.n ? ": " : "", a, off.n ? "; switched off on " : "", b);
+		free(a);
+		free(b);
+	}
+	ibr_list_free(&on);
+	ibr_list_free(&off);
+}
+
+static void copy_val(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/*
+ * A live query with ib-remote-sa-query(8): the return half of the path from
+ * --remote-gid, as that subnet's SA gives it. Only on the running system.
+ */
+static void check_remote_path(struct verify *v, const char *argv0)
+{
+	char cmd[PATH_MAX + 256], line[512], *slash;
+	const char *tool = "ib-remote-sa-query";
+	char status[64] = "", error[256] = "", dlid[32] = "", slid[32] = "", sl[16] = "";
+	char result[32] = "";
+	FILE *p;
+	int rc;
+
+	if (!v->remote_gid) {
+		report(v, "remote-path", SEV_SKIP, "no --remote-gid given");
+		return;
+	}
+	if (strcmp(v->sys.root, "/")) {
+		report(v, "remote-path", SEV_SKIP, "a live query needs the running system, not --root %s",
+		       v->sys.root);
+		return;
+	}
+	/* Next to this program first (the packages install both in sbin). */
+	slash = strrchr(argv0, '/');
+	if (slash) {
+		snprintf(cmd, sizeof(cmd), "%.*s/ib-remote-sa-query", (int)(slash - argv0), argv0);
+		if (access(cmd, X_OK) == 0)
+			tool = NULL;
+	}
+	if (tool && !ibr_has_cmd(tool)) {
+		report(v, "remote-path", SEV_ERROR, "ib-remote-sa-query is not installed (package ib-routed-utils)");
+		return;
+	}
+	if (tool)
+		snprintf(cmd, sizeof(cmd), "%s", tool);
+	/* The GID passed inet_pton: no shell metacharacters in it. */
+	snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " --kv '%s' 2>&1", v->remote_gid);
+	p = popen(cmd, "r");
+	if (!p) {
+		report(v, "remote-path", SEV_ERROR, "cannot run ib-remote-sa-query");
+		return;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "status=", 7))
+			copy_val(status, sizeof(status), line + 7);
+		else if (!strncmp(line, "error=", 6))
+			copy_val(error, sizeof(error), line + 6);
+		else if (!strncmp(line, "dlid=", 5))
+			copy_val(dlid, sizeof(dlid), line + 5);
+		else if (!strncmp(line, "slid=", 5))
+			copy_val(slid, sizeof(slid), line + 5);
+		else if (!strncmp(line, "result=", 7))
+			copy_val(result, sizeof(result), line + 7);
+		else if (!strncmp(line, "sl=", 3))
+			copy_val(sl, sizeof(sl), line + 3);
+	}
+	rc = pclose(p);
+	if (rc == 0 && *slid)
+		report(v, "remote-path", SEV_OK,
+		       "the service at %s answered: its port LID %s, the router's LID %s, SL %s on its subnet",
+		       v->remote_gid, slid, dlid, sl);
+	else
+		report(v, "remote-path", SEV_ERROR, "no path from the ib_remote_sa service at %s: %s%s%s%s",
+		       v->remote_gid, *error ? error : "ib-remote-sa-query failed: ",
+		       *error ? "" : *result ? result : "no output",
+		       *status ? ", status " : "", status);
+}
+
 /* ---- what later parts of ib-routed define -------------------------------------- */
 
 static void check_later(struct verify *v)
 {
-	char *mods = join(&v->mods, " ");
-
 	report(v, "capabilities", SEV_SKIP,
 	       "not defined by this series yet: ib-routed %s publishes no capabilities file", IBR_VERSION);
-	if (ibr_list_has(&v->mods, "ib_remote_sa"))
-		report(v, "remote-sa", SEV_SKIP,
-		       "the series has ib_remote_sa, but this ib-routed-verify %s cannot check its responder yet",
-		       IBR_VERSION);
-	else
-		report(v, "remote-sa", SEV_SKIP,
-		       "not defined by this series yet: no ib_remote_sa module among the overlay's (%s)", mods);
 	report(v, "librdmacm", SEV_SKIP,
 	       "not defined by this series yet: ib-routed %s ships no patched librdmacm", IBR_VERSION);
-	if (!v->remote_gid)
-		report(v, "remote-path", SEV_SKIP, "no --remote-gid given");
-	else
-		report(v, "remote-path", SEV_SKIP,
-		       "a live path query to %s needs ib_remote_sa, which this series does not have yet",
-		       v->remote_gid);
-	free(mods);
 }
 
 /* ---- kernel log: dependents and trouble ------------------------------------------ */
@@ -764,7 +897,7 @@ static void usage(FILE *f)
 		"  --json            one JSON object instead of the table\n"
 		"  --root DIR        read the system under DIR (default /)\n"
 		"  --kernel KVER     check this kernel release (default: the running one)\n"
-		"  --remote-gid GID  also query a path to GID over ib_remote_sa (not yet available)\n"
+		"  --remote-gid GID  also ask the ib_remote_sa service at GID for its path (ib-remote-sa-query)\n"
 		"exit status: 0 ok, 1 warning, 2 error (worst check), 3 usage error\n");
 }
 
@@ -826,9 +959,15 @@ int main(int argc, char **argv)
 		v.series_known = ibr_series_modules(t, v.sys.series, &v.mods, &v.supported);
 		free(t);
 	}
-	if (!v.mods.n)
-		ibr_list_add_words(&v.mods, IBR_DEFAULT_MODULES);
 	v.dep_ok = ibr_moddep_load(&v.sys, &v.dep) == 0;
+	if (!v.mods.n) {
+		const char *rsa = v.dep_ok ? ibr_moddep_find(&v.dep, "ib_remote_sa") : NULL;
+
+		ibr_list_add_words(&v.mods, IBR_DEFAULT_MODULES);
+		/* A module only the overlay has: present when modprobe finds it. */
+		if (rsa && !is_intree(rsa))
+			ibr_list_add(&v.mods, "ib_remote_sa");
+	}
 
 	check_package(&v);
 	check_dkms(&v);
@@ -837,6 +976,8 @@ int main(int argc, char **argv)
 		check_loaded(&v, v.mods.v[i]);
 	check_initramfs(&v);
 	check_lockdown(&v);
+	check_remote_sa(&v);
+	check_remote_path(&v, argv[0]);
 	check_later(&v);
 	check_klog(&v);
 

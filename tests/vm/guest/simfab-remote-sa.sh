@@ -101,10 +101,10 @@ rsa_query() {
 	_n=$1
 	shift
 	_m=$(dmesg_mark)
-	modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "$@" >/tmp/rsa-$_n.err 2>&1
+	modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "$@" >"/tmp/rsa-$_n.err" 2>&1
 	_rc=$?
-	rmmod simfab_rsa_test 2>>/tmp/rsa-$_n.err
-	dmesg_since "$_m" | sed -n 's/.*simfab_rsa_test: //p' >/tmp/rsa-$_n.out
+	rmmod simfab_rsa_test 2>>"/tmp/rsa-$_n.err"
+	dmesg_since "$_m" | sed -n 's/.*simfab_rsa_test: //p' >"/tmp/rsa-$_n.out"
 	return $_rc
 }
 # qf FILE N KEY: field KEY of completion q=N.
@@ -113,7 +113,7 @@ qf() {
 }
 
 A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
-PA=$(topo_subnet "$A" prefix) PB=$(topo_subnet "$B" prefix)
+PA=$(topo_subnet "$A" prefix)
 AP=a1/1 BP=b1/1 B2P=b2/1 A2P=a2/1
 RB=$(route_via "$B" "$PA")
 RB_B=$(rport "$RB" "$B")
@@ -323,6 +323,43 @@ else
 	chk_num mtu "$(kv ok mtu)" "$(out $OWN 'path[0].mtu')"
 	chk_num rate "$(kv ok rate)" "$(out $OWN 'path[0].rate')"
 	chk_end tool:answer /tmp/rsa-tool-ok.out /tmp/rsa-tool-ok.err
+
+	# ib-routed-verify runs the same query (--remote-gid) from the default
+	# CA and reports the responder of every port. Which CA libibumad picks
+	# is its business: the tool says (ca=), and the target is a host port
+	# on the other subnet.
+	V=/usr/sbin/ib-routed-verify
+	if [ -x "$V" ]; then
+		nports=$(awk '$1 == "host" { for (i = 3; i <= NF; i++) if ($i ~ /^ports=/) { sub(/ports=/, "", $i); n += $i } } END { print n }' $TOPO)
+		tool dflt "$(port_gid $BP)"
+		dca=$(kv dflt ca)
+		dhost=$(sed -n "s/^host \([^ ]*\) .* dev=$dca\$/\1/p" $TOPO)
+		dsub=$(topo_host "$dhost" subnet)
+		if [ "$dsub" = "$A" ]; then vt=$BP; else vt=$AP; fi
+		vsub=$(topo_host "${vt%/*}" subnet)
+		vr=$(route_via "$vsub" "$(topo_subnet "$dsub" prefix)")
+		vrlid=$(topo_port "$(rport "$vr" "$vsub")" lid)
+		PATH=/ibr/bin:$PATH "$V" --json --remote-gid "$(port_gid $vt)" >/tmp/rsa-verify.json 2>&1
+		chk_begin
+		[ -n "$dhost" ] || _bad="$_bad default-ca-unknown($dca)"
+		grep -q "\"remote-path\": {\"severity\": \"ok\", \"message\": \"the service at $(port_gid $vt) answered: its port LID $(topo_port $vt lid), the router's LID $vrlid, " /tmp/rsa-verify.json ||
+			_bad="$_bad remote-path-not-ok(from $dhost to $vt)"
+		grep -q "\"remote-sa\": {\"severity\": \"ok\", \"message\": \"ib_remote_sa answers remote queries on $nports port(s): " /tmp/rsa-verify.json ||
+			_bad="$_bad remote-sa-not-ok"
+		chk_end verify:remote-path /tmp/rsa-verify.json /tmp/rsa-tool-dflt.out
+		# The same with the target's responder switched off: an error
+		# naming the status (no service).
+		vdev=$(dev_of "$vt")
+		echo 0 >"$S/$vdev/1/responder"
+		PATH=/ibr/bin:$PATH "$V" --json --remote-gid "$(port_gid $vt)" >/tmp/rsa-verify2.json 2>&1
+		echo 1 >"$S/$vdev/1/responder"
+		chk_begin
+		grep -q '"remote-path": {"severity": "error", "message": "no path from the ib_remote_sa service at .*0x000c' /tmp/rsa-verify2.json ||
+			_bad="$_bad remote-path-not-error"
+		chk_end verify:remote-path-no-service /tmp/rsa-verify2.json
+	else
+		t_skip "$T:verify" "ib-routed-verify not in the image (make tools)"
+	fi
 
 	m0=$(dmesg_mark)
 	# name counter-port counter status tool-args...
