@@ -25,12 +25,13 @@
 #include <rdma/ib_sa.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib.h>
+#include <rdma/ib_user_sa.h>	/* IB_PATH_* record flags */
 
 #include "simfab.h"		/* simfab_ctl() */
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -46,6 +47,18 @@ MODULE_PARM_DESC(pas_alt, "passive side DEV:PORT of the alternate path");
 static ushort alt_dlid;
 module_param(alt_dlid, ushort, 0444);
 MODULE_PARM_DESC(alt_dlid, "alternate path's DLID instead of the SA's (a second router)");
+static bool t_ret;
+module_param_named(ret, t_ret, bool, 0444);
+MODULE_PARM_DESC(ret, "ib_cm cases: hand ib_cm return records from the passive side's SA");
+static ushort pri_dlid;
+module_param(pri_dlid, ushort, 0444);
+MODULE_PARM_DESC(pri_dlid, "primary path's DLID instead of the SA's (another router)");
+static ushort ret_dlid;
+module_param(ret_dlid, ushort, 0444);
+MODULE_PARM_DESC(ret_dlid, "primary return record's DLID instead of the passive SA's");
+static ushort alt_ret_dlid;
+module_param(alt_ret_dlid, ushort, 0444);
+MODULE_PARM_DESC(alt_ret_dlid, "alternate return record's DLID instead of the passive SA's");
 static char *fail_ctl = "";
 module_param(fail_ctl, charp, 0444);
 MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+' for blanks)");
@@ -384,17 +397,18 @@ static void t_dump(const char *when, struct t_side *s)
 	}
 	g = rdma_ah_read_grh(&a.ah_attr);
 	ag = rdma_ah_read_grh(&a.alt_ah_attr);
-	pr_info("# %s %s.%s state=%d mig=%d port=%u dlid=%u sl=%u bits=%u global=%d dgid=%pI6 hop=%u pkey_index=%u timeout=%u retry=%u mtu=%u dqpn=%u\n",
+	pr_info("# %s %s.%s state=%d mig=%d port=%u dlid=%u sl=%u bits=%u global=%d dgid=%pI6 hop=%u pkey_index=%u timeout=%u retry=%u mtu=%u rate=%u dqpn=%u\n",
 		t_case, s->name, when, a.qp_state, a.path_mig_state,
 		a.port_num, rdma_ah_get_dlid(&a.ah_attr),
 		rdma_ah_get_sl(&a.ah_attr), rdma_ah_get_path_bits(&a.ah_attr),
 		!!(rdma_ah_get_ah_flags(&a.ah_attr) & IB_AH_GRH), g->dgid.raw,
 		g->hop_limit, a.pkey_index, a.timeout, a.retry_cnt,
-		a.path_mtu, a.dest_qp_num);
-	pr_info("# %s %s.%s alt_port=%u alt_dlid=%u alt_sl=%u alt_bits=%u alt_global=%d alt_dgid=%pI6 alt_hop=%u alt_timeout=%u events=%d/%d\n",
+		a.path_mtu, rdma_ah_get_static_rate(&a.ah_attr), a.dest_qp_num);
+	pr_info("# %s %s.%s alt_port=%u alt_dlid=%u alt_sl=%u alt_rate=%u alt_bits=%u alt_global=%d alt_dgid=%pI6 alt_hop=%u alt_timeout=%u events=%d/%d\n",
 		t_case, s->name, when, a.alt_port_num,
 		rdma_ah_get_dlid(&a.alt_ah_attr),
 		rdma_ah_get_sl(&a.alt_ah_attr),
+		rdma_ah_get_static_rate(&a.alt_ah_attr),
 		rdma_ah_get_path_bits(&a.alt_ah_attr),
 		!!(rdma_ah_get_ah_flags(&a.alt_ah_attr) & IB_AH_GRH),
 		ag->dgid.raw, ag->hop_limit, a.alt_timeout,
@@ -686,11 +700,51 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 	return 0;
 }
 
-/* act -> pas through ib_cm, with the SA's primary path and an alternate
- * from act_alt to pas_alt (its DLID replaced by alt_dlid when given).
- */
-static int t_ibcm_connect(struct t_side *a, struct t_side *p)
+static void t_print_path(const char *what, struct sa_path_rec *r)
 {
+	pr_info("# %s %s dlid=%u slid=%u sl=%u mtu=%u rate=%u life=%u hop=%u flow=%u tclass=%u flags=0x%x\n",
+		t_case, what, be32_to_cpu(sa_path_get_dlid(r)),
+		be32_to_cpu(sa_path_get_slid(r)), r->sl, r->mtu, r->rate,
+		r->packet_life_time, r->hop_limit, be32_to_cpu(r->flow_label),
+		r->traffic_class, r->flags);
+}
+
+/*
+ * ib_send_cm_req_alt_inbound() (ib-routed) through the symbol table, so
+ * that this driver also builds and runs against an unpatched ib_cm
+ * (without it a routed alternate goes through ib_send_cm_req()).
+ */
+typedef int (*t_req_alt_fn)(struct ib_cm_id *cm_id,
+			    struct ib_cm_req_param *param,
+			    struct sa_path_rec *alternate_path_inbound);
+
+static int t_send_req(struct ib_cm_id *cm_id, struct ib_cm_req_param *req,
+		      struct sa_path_rec *alt_in)
+{
+	t_req_alt_fn fn;
+	int r;
+
+	if (!alt_in)
+		return ib_send_cm_req(cm_id, req);
+	fn = (t_req_alt_fn)__symbol_get("ib_send_cm_req_alt_inbound");
+	pr_info("# %s req via=%s\n", t_case,
+		fn ? "ib_send_cm_req_alt_inbound" : "ib_send_cm_req");
+	if (!fn)
+		return ib_send_cm_req(cm_id, req);
+	r = fn(cm_id, req, alt_in);
+	__symbol_put("ib_send_cm_req_alt_inbound");
+	return r;
+}
+
+/* act -> pas through ib_cm, with the SA's primary path (its DLID replaced
+ * by pri_dlid when given) and, with @with_alt, an alternate from act_alt
+ * to pas_alt (its DLID replaced by alt_dlid when given). With "ret", the
+ * return records come from the passive side's own SA (pas -> act, as
+ * ib_remote_sa would ask it), DLIDs replaced by ret_dlid/alt_ret_dlid.
+ */
+static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
+{
+	struct sa_path_rec pri_in, alt_in;
 	struct ib_cm_req_param req = {
 		.service_id = cpu_to_be64(T_SID), .qp_type = IB_QPT_RC,
 		.starting_psn = 0x200, .responder_resources = 1,
@@ -703,20 +757,49 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p)
 	struct sa_path_rec pri, alt;
 	struct ib_qp_init_attr qa;
 	u16 pki;
-	int ret;
+	int ret, err;
 
-	ret = t_path(a->dev, a->port, &a->gid, &p->gid, &pri);
-	if (ret)
-		return ret;
-	ret = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid, &alt);
-	if (ret)
-		return ret;
-	if (alt_dlid)
-		sa_path_set_dlid(&alt, alt_dlid);
+	err = t_path(a->dev, a->port, &a->gid, &p->gid, &pri);
+	if (err)
+		return err;
+	if (pri_dlid)
+		sa_path_set_dlid(&pri, pri_dlid);
+	t_print_path("fwd", &pri);
+	if (t_ret) {
+		err = t_path(p->dev, p->port, &p->gid, &a->gid, &pri_in);
+		if (err)
+			return err;
+		if (ret_dlid)
+			sa_path_set_dlid(&pri_in, ret_dlid);
+		pri_in.flags = IB_PATH_PRIMARY | IB_PATH_INBOUND;
+		req.primary_path_inbound = &pri_in;
+		t_print_path("ret", &pri_in);
+	}
+	if (with_alt) {
+		err = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid,
+			     &alt);
+		if (err)
+			return err;
+		if (alt_dlid)
+			sa_path_set_dlid(&alt, alt_dlid);
+		t_print_path("alt-fwd", &alt);
+		req.alternate_path = &alt;
+	}
+	if (with_alt && t_ret) {
+		err = t_path(p->dev, p->alt_port, &p->alt_gid, &a->alt_gid,
+			     &alt_in);
+		if (err)
+			return err;
+		if (alt_ret_dlid)
+			sa_path_set_dlid(&alt_in, alt_ret_dlid);
+		alt_in.flags = IB_PATH_ALTERNATE | IB_PATH_INBOUND;
+		t_print_path("alt-ret", &alt_in);
+	}
 	pr_info("# %s req pri_dlid=%u pri_sl=%u pri_hop=%u alt_dlid=%u alt_sl=%u alt_hop=%u\n",
 		t_case, be32_to_cpu(sa_path_get_dlid(&pri)), pri.sl,
-		pri.hop_limit, be32_to_cpu(sa_path_get_dlid(&alt)), alt.sl,
-		alt.hop_limit);
+		pri.hop_limit,
+		with_alt ? be32_to_cpu(sa_path_get_dlid(&alt)) : 0,
+		with_alt ? alt.sl : 0, with_alt ? alt.hop_limit : 0);
 	t_qp_init_attr(a, &qa);
 	a->qp = ib_create_qp(a->pd, &qa);
 	if (IS_ERR(a->qp))
@@ -754,9 +837,9 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p)
 		return ret;
 	}
 	req.primary_path = &pri;
-	req.alternate_path = &alt;
 	req.qp_num = a->qp->qp_num;
-	ret = ib_send_cm_req(a->cm, &req);
+	ret = t_send_req(a->cm, &req, with_alt && t_ret ? &alt_in : NULL);
+	pr_info("# %s send_req ret=%d\n", t_case, ret);
 	if (!ret)
 		ret = t_wait_step(a);
 	if (!ret)
@@ -952,7 +1035,7 @@ static void t_case_apm(bool automatic)
 	int ret = t_setup(true);
 
 	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas);
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
 	t_result(!ret, "connect", "ib_cm connection not established");
 	if (ret)
 		goto out;
@@ -998,11 +1081,12 @@ out:
 
 /*
  * alt-routed: an ib_cm connection across a router whose alternate path
- * goes through another router (alt_dlid). The passive side's alternate
- * is whatever ib_cm made of the REQ; after a requested migration the
- * test reports what happens to traffic. The checks are in the guest test
- * (baseline: on unpatched 6.1 the LRH fix-up gives the alternate the
- * first router's LID, and traffic after migration fails).
+ * goes through another router (alt_dlid). Without return records ("ret")
+ * ib-routed's ib_cm refuses it (-EINVAL; unpatched 6.1 sends it and the
+ * passive side's LRH fix-up arms the alternate with the first router's
+ * LID). With them, the passive side's alternate is whatever ib_cm made of
+ * the REQ; after a requested migration the test reports what happens to
+ * traffic. The guest test judges.
  */
 static void t_case_alt_routed(void)
 {
@@ -1011,7 +1095,12 @@ static void t_case_alt_routed(void)
 	bool got;
 
 	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas);
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	if (!t_ret) {
+		t_result(ret == -EINVAL, "refused-without-return",
+			 "a routed alternate without a return record was not refused with -EINVAL");
+		goto out;
+	}
 	t_result(!ret, "connect", "ib_cm connection not established");
 	if (ret)
 		goto out;
@@ -1032,6 +1121,27 @@ out:
 	t_teardown();
 }
 
+/*
+ * ibcm: an ib_cm connection without an alternate (across a router: with
+ * the return record when "ret"), traffic both ways, RDMA WRITE and READ.
+ */
+static void t_case_ibcm(void)
+{
+	int ret = t_setup(false);
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, false);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (!ret) {
+		t_dump("conn", &t_act);
+		t_dump("conn", &t_pas);
+		t_traffic("act-to-pas", &t_act, &t_pas);
+		t_traffic("pas-to-act", &t_pas, &t_act);
+		t_rdma(&t_act, &t_pas);
+	}
+	t_teardown();
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -1044,8 +1154,9 @@ static int __init t_init(void)
 		if (!*c)
 			continue;
 		t_case = c;
-		pr_info("# case %s act=%s pas=%s act_alt=%s pas_alt=%s alt_dlid=%u\n",
-			c, act, pas, act_alt, pas_alt, alt_dlid);
+		pr_info("# case %s act=%s pas=%s act_alt=%s pas_alt=%s alt_dlid=%u ret=%d pri_dlid=%u ret_dlid=%u alt_ret_dlid=%u\n",
+			c, act, pas, act_alt, pas_alt, alt_dlid, t_ret, pri_dlid,
+			ret_dlid, alt_ret_dlid);
 		if (!strcmp(c, "rc"))
 			t_case_rc();
 		else if (!strcmp(c, "link-down"))
@@ -1056,6 +1167,8 @@ static int __init t_init(void)
 			t_case_apm(true);
 		else if (!strcmp(c, "alt-routed"))
 			t_case_alt_routed();
+		else if (!strcmp(c, "ibcm"))
+			t_case_ibcm();
 		else
 			t_result(false, "case", "unknown case");
 	}
