@@ -20,7 +20,9 @@
 #            on the wire, end-to-end MTU/rate/lifetime, both QPs, traffic;
 #            a routed alternate through the second router armed on both
 #            sides, refused without its return record; the primary router
-#            failing under traffic and both QPs migrating to the alternate.
+#            failing under traffic and both QPs migrating to the alternate;
+#            a LAP loading a new alternate afterwards, malformed/out-of-state
+#            LAP/APR refused and counted, a LAP the peer never answers.
 #            (Unpatched 6.1 fails these: it sends permissive LIDs and the
 #            forward SL/MTU/rate, arms the passive alternate with the first
 #            router's LID, and sends a routed alternate without a return.)
@@ -519,6 +521,79 @@ if [ -n "$R2" ]; then
 	[ "$(rccount $n " sn=$B at=$BP slid=$R2B .* rc op=0x04 psn=$psn mig=1 .*verdict=delivered")" -ge 1 ] ||
 		_bad="$_bad PSN $psn not resent through $R2"
 	chk_end apm:routed-migrated-through-second-router /tmp/sfrc-$n.ktap /tmp/sfrc-$n.cap
+
+	# ---- lap: a LAP loads a new alternate after the migration -------------------
+	# The same connection and failure; then a LAP offers the old
+	# primary (through R1, its return record R1's port on B) as the new
+	# alternate, b1 loads it and answers with an APR, both re-arm. Then
+	# hand-made LAP/APR that must be refused and counted (cm_rx_rejected):
+	# a LAP naming another QP and one for no connection (b1 counts two
+	# LAPs and answers each with an APR, which a1 refuses: no LAP of its
+	# is outstanding), an APR with no LAP outstanding (b1 counts one).
+	KPFX=lap:routed
+	ADEV=$(topo_host a1 dev) BDEV=$(topo_host b1 dev)
+	rej() { # DEV KIND: cm_rx_rejected counter of the device's port 1
+		cat "/sys/class/infiniband/$1/ports/1/cm_rx_rejected/$2" 2>/dev/null || echo none
+	}
+	b_lap0=$(rej "$BDEV" lap) b_apr0=$(rej "$BDEV" apr) a_apr0=$(rej "$ADEV" apr)
+	run lap cases=lap act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY \
+		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
+	chk_begin
+	chk_num pas-lap-dlid "$(diagv lap 'pas lap_rcvd' dlid)" "$R1B"
+	chk_num pas-lap-sl "$(diagv lap 'pas lap_rcvd' sl)" "$SL_R"
+	chk_num act-apr-status "$(diagv lap 'act apr' status)" 0
+	chk_num act-mig "$(qa lap act.lapped mig)" 2
+	chk_num act-dlid "$(qa lap act.lapped dlid)" "$R2A"
+	chk_num act-alt-dlid "$(qa lap act.lapped alt_dlid)" "$R1A"
+	chk_num pas-mig "$(qa lap pas.lapped mig)" 2
+	chk_num pas-dlid "$(qa lap pas.lapped dlid)" "$R2B"
+	chk_num pas-alt-dlid "$(qa lap pas.lapped alt_dlid)" "$R1B"
+	chk_num pas-alt-sl "$(qa lap pas.lapped alt_sl)" "$SL_R"
+	chk_end lap:routed-loaded-and-rearmed /tmp/sfrc-lap.ktap
+	# On the wire: the LAP (0x0019) at b1 with the return record's LIDs
+	# and SubnetLocal 0; the APR (0x001A) back at a1 with status 0.
+	chk_begin
+	_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
+	_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
+	if [ -z "$_lap" ] || [ -z "$_apr" ]; then
+		_bad="no LAP at $BP or no APR at $AP"
+	else
+		_m=$(capf "$_lap" mad)
+		chk_num lap-local-lid "$(madn "$_m" 44 2)" "$R1B"
+		chk_num lap-remote-lid "$(madn "$_m" 46 2)" "$BLID"
+		chk_num lap-sl $(($(madn "$_m" 86 1) >> 4)) "$SL_R"
+		chk_num lap-subnet-local $(($(madn "$_m" 86 1) >> 3 & 1)) 0
+		chk_num lap-rate $(($(madn "$_m" 85 1) & 0x3f)) "$RATE_E"
+		chk_num apr-status "$(madn "$(capf "$_apr" mad)" 33 1)" 0
+	fi
+	chk_end lap:routed-wire /tmp/sfrc-lap.cap
+	# The refused ones: counted, answered as IBA says, nothing delivered.
+	chk_begin
+	chk_num b-lap-rejected "$(rej "$BDEV" lap)" $((b_lap0 + 2))
+	chk_num b-apr-rejected "$(rej "$BDEV" apr)" $((b_apr0 + 1))
+	chk_num a-apr-rejected "$(rej "$ADEV" apr)" $((a_apr0 + 2))
+	# APR statuses b1 sent: Invalid QPN (6), Invalid Communication ID (1)
+	_st=$(grep " at=$AP .* class=0x07 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap |
+		sed 's/.* mad=//' | while read -r _h; do madn "$_h" 33 1; done | tr '\n' ' ')
+	case " $_st " in *" 6 "*) ;; *) _bad="$_bad no APR status 6 (got $_st)" ;; esac
+	case " $_st " in *" 1 "*) ;; *) _bad="$_bad no APR status 1 (got $_st)" ;; esac
+	chk_end lap:malformed-rejected-counted /tmp/sfrc-lap.ktap /tmp/sfrc-lap.cap
+
+	# ---- lap-silent: a peer that never answers a LAP -----------------------------
+	KPFX=lap:silent
+	run lap-silent cases=lap-silent act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
+	# One LAP on the wire (no retries to a peer not known to answer),
+	# dropped; then the DREQ and DREP go through.
+	chk_begin
+	chk_num lap-tries "$(grep -c " class=0x07 .* attr=0x0019 .* verdict=drop-inject " /tmp/sfrc-lap-silent.cap)" 1
+	chk_num lap-delivered "$(grep -c " attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap-silent.cap)" 0
+	grep -q " at=$BP .* attr=0x0015 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREQ at $BP"
+	grep -q " at=$AP .* attr=0x0016 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREP at $AP"
+	chk_end lap:silent-one-try-then-clean-disconnect /tmp/sfrc-lap-silent.cap
 else
 	t_fail $T:rc:alt-routed "no second router on $A's route to $B"
 fi
