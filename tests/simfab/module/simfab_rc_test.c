@@ -25,12 +25,13 @@
 #include <rdma/ib_sa.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib.h>
+#include <rdma/ib_user_sa.h>	/* IB_PATH_* record flags */
 
 #include "simfab.h"		/* simfab_ctl() */
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -46,6 +47,21 @@ MODULE_PARM_DESC(pas_alt, "passive side DEV:PORT of the alternate path");
 static ushort alt_dlid;
 module_param(alt_dlid, ushort, 0444);
 MODULE_PARM_DESC(alt_dlid, "alternate path's DLID instead of the SA's (a second router)");
+static bool t_ret;
+module_param_named(ret, t_ret, bool, 0444);
+MODULE_PARM_DESC(ret, "ib_cm cases: hand ib_cm return records from the passive side's SA");
+static ushort pri_dlid;
+module_param(pri_dlid, ushort, 0444);
+MODULE_PARM_DESC(pri_dlid, "primary path's DLID instead of the SA's (another router)");
+static ushort ret_dlid;
+module_param(ret_dlid, ushort, 0444);
+MODULE_PARM_DESC(ret_dlid, "primary return record's DLID instead of the passive SA's");
+static ushort alt_ret_dlid;
+module_param(alt_ret_dlid, ushort, 0444);
+MODULE_PARM_DESC(alt_ret_dlid, "alternate return record's DLID instead of the passive SA's");
+static char *lap_drop_ctl = "";
+module_param(lap_drop_ctl, charp, 0444);
+MODULE_PARM_DESC(lap_drop_ctl, "lap-silent: simfab ctl command that loses the LAP ('+' for blanks)");
 static char *fail_ctl = "";
 module_param(fail_ctl, charp, 0444);
 MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+' for blanks)");
@@ -105,6 +121,9 @@ struct t_side {
 	int step_status;
 	atomic_t path_mig, other_events;
 	bool established;
+	/* LAP/APR (ib-routed) */
+	int lap_rcvd, lap_dlid, lap_sl, apr_status, apr_sent, lap_error;
+	bool drep;
 };
 
 #define T_SEND_OFF	(T_NRECV * T_MSG)
@@ -113,6 +132,17 @@ struct t_side {
 
 static struct t_side t_act = { .name = "act" }, t_pas = { .name = "pas" };
 static struct ib_sa_client t_sa;
+
+/* The paths of the last t_ibcm_connect(): forward and return records */
+static struct sa_path_rec t_pri, t_pri_in, t_alt, t_alt_in;
+
+/* ib-routed's LAP/APR calls, looked up in t_case_lap() (symbol_get) */
+static int (*t_lap_enable)(struct ib_cm_id *cm_id);
+static int (*t_lap_send)(struct ib_cm_id *cm_id, struct sa_path_rec *alt,
+			 struct sa_path_rec *alt_in, const void *pd, u8 len);
+static int (*t_apr_send)(struct ib_cm_id *cm_id, enum ib_cm_apr_status st,
+			 const void *info, u8 info_len, const void *pd,
+			 u8 len);
 
 /* "DEV:PORT" -> device reference and port. */
 static int t_parse_end(const char *spec, struct ib_device **dev, u32 *port)
@@ -384,17 +414,18 @@ static void t_dump(const char *when, struct t_side *s)
 	}
 	g = rdma_ah_read_grh(&a.ah_attr);
 	ag = rdma_ah_read_grh(&a.alt_ah_attr);
-	pr_info("# %s %s.%s state=%d mig=%d port=%u dlid=%u sl=%u bits=%u global=%d dgid=%pI6 hop=%u pkey_index=%u timeout=%u retry=%u mtu=%u dqpn=%u\n",
+	pr_info("# %s %s.%s state=%d mig=%d port=%u dlid=%u sl=%u bits=%u global=%d dgid=%pI6 hop=%u pkey_index=%u timeout=%u retry=%u mtu=%u rate=%u dqpn=%u\n",
 		t_case, s->name, when, a.qp_state, a.path_mig_state,
 		a.port_num, rdma_ah_get_dlid(&a.ah_attr),
 		rdma_ah_get_sl(&a.ah_attr), rdma_ah_get_path_bits(&a.ah_attr),
 		!!(rdma_ah_get_ah_flags(&a.ah_attr) & IB_AH_GRH), g->dgid.raw,
 		g->hop_limit, a.pkey_index, a.timeout, a.retry_cnt,
-		a.path_mtu, a.dest_qp_num);
-	pr_info("# %s %s.%s alt_port=%u alt_dlid=%u alt_sl=%u alt_bits=%u alt_global=%d alt_dgid=%pI6 alt_hop=%u alt_timeout=%u events=%d/%d\n",
+		a.path_mtu, rdma_ah_get_static_rate(&a.ah_attr), a.dest_qp_num);
+	pr_info("# %s %s.%s alt_port=%u alt_dlid=%u alt_sl=%u alt_rate=%u alt_bits=%u alt_global=%d alt_dgid=%pI6 alt_hop=%u alt_timeout=%u events=%d/%d\n",
 		t_case, s->name, when, a.alt_port_num,
 		rdma_ah_get_dlid(&a.alt_ah_attr),
 		rdma_ah_get_sl(&a.alt_ah_attr),
+		rdma_ah_get_static_rate(&a.alt_ah_attr),
 		rdma_ah_get_path_bits(&a.alt_ah_attr),
 		!!(rdma_ah_get_ah_flags(&a.alt_ah_attr) & IB_AH_GRH),
 		ag->dgid.raw, ag->hop_limit, a.alt_timeout,
@@ -674,7 +705,35 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 	case IB_CM_DREQ_RECEIVED:
 		ib_send_cm_drep(cm_id, NULL, 0);
 		break;
+	case IB_CM_LAP_RECEIVED:
+		/* Load the alternate the LAP names, re-arm, answer. */
+		s->lap_rcvd++;
+		s->lap_dlid = be32_to_cpu(sa_path_get_dlid(ev->param.lap_rcvd.alternate_path));
+		s->lap_sl = ev->param.lap_rcvd.alternate_path->sl;
+		ret = t_cm_modify(s, IB_QPS_RTS);
+		pr_info("# %s %s lap_rcvd dlid=%u sl=%u load=%d\n", t_case,
+			s->name, s->lap_dlid, s->lap_sl, ret);
+		if (t_apr_send)
+			s->apr_sent = t_apr_send(cm_id, ret ? IB_CM_APR_REJECT :
+						 IB_CM_APR_SUCCESS, NULL, 0,
+						 NULL, 0);
+		break;
+	case IB_CM_APR_RECEIVED:
+		s->apr_status = ev->param.apr_rcvd.ap_status;
+		ret = s->apr_status ? -EREMOTEIO : t_cm_modify(s, IB_QPS_RTS);
+		pr_info("# %s %s apr status=%d load=%d\n", t_case, s->name,
+			s->apr_status, ret);
+		t_step(s, ret);
+		break;
+	case IB_CM_LAP_ERROR:
+		s->lap_error++;
+		pr_info("# %s %s lap_timeout send_status=%d\n", t_case, s->name,
+			ev->param.send_status);
+		t_step(s, -ETIMEDOUT);
+		break;
 	case IB_CM_DREP_RECEIVED:
+		s->drep = true;
+		break;
 	case IB_CM_TIMEWAIT_EXIT:
 	case IB_CM_DREQ_ERROR:
 		break;
@@ -686,11 +745,52 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 	return 0;
 }
 
-/* act -> pas through ib_cm, with the SA's primary path and an alternate
- * from act_alt to pas_alt (its DLID replaced by alt_dlid when given).
- */
-static int t_ibcm_connect(struct t_side *a, struct t_side *p)
+static void t_print_path(const char *what, struct sa_path_rec *r)
 {
+	pr_info("# %s %s dlid=%u slid=%u sl=%u mtu=%u rate=%u life=%u hop=%u flow=%u tclass=%u flags=0x%x\n",
+		t_case, what, be32_to_cpu(sa_path_get_dlid(r)),
+		be32_to_cpu(sa_path_get_slid(r)), r->sl, r->mtu, r->rate,
+		r->packet_life_time, r->hop_limit, be32_to_cpu(r->flow_label),
+		r->traffic_class, r->flags);
+}
+
+/*
+ * ib_send_cm_req_alt_inbound() (ib-routed) through the symbol table, so
+ * that this driver also builds and runs against an unpatched ib_cm
+ * (without it a routed alternate goes through ib_send_cm_req()).
+ */
+typedef int (*t_req_alt_fn)(struct ib_cm_id *cm_id,
+			    struct ib_cm_req_param *param,
+			    struct sa_path_rec *alternate_path_inbound);
+
+static int t_send_req(struct ib_cm_id *cm_id, struct ib_cm_req_param *req,
+		      struct sa_path_rec *alt_in)
+{
+	t_req_alt_fn fn;
+	int r;
+
+	if (!alt_in)
+		return ib_send_cm_req(cm_id, req);
+	fn = (t_req_alt_fn)__symbol_get("ib_send_cm_req_alt_inbound");
+	pr_info("# %s req via=%s\n", t_case,
+		fn ? "ib_send_cm_req_alt_inbound" : "ib_send_cm_req");
+	if (!fn)
+		return ib_send_cm_req(cm_id, req);
+	r = fn(cm_id, req, alt_in);
+	__symbol_put("ib_send_cm_req_alt_inbound");
+	return r;
+}
+
+/* act -> pas through ib_cm, with the SA's primary path (its DLID replaced
+ * by pri_dlid when given) and, with @with_alt, an alternate from act_alt
+ * to pas_alt (its DLID replaced by alt_dlid when given). With "ret", the
+ * return records come from the passive side's own SA (pas -> act, as
+ * ib_remote_sa would ask it), DLIDs replaced by ret_dlid/alt_ret_dlid.
+ */
+static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
+{
+	struct sa_path_rec *pri_in = &t_pri_in, *alt_in = &t_alt_in;
+	struct sa_path_rec *pri = &t_pri, *alt = &t_alt;
 	struct ib_cm_req_param req = {
 		.service_id = cpu_to_be64(T_SID), .qp_type = IB_QPT_RC,
 		.starting_psn = 0x200, .responder_resources = 1,
@@ -700,23 +800,51 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p)
 		.max_cm_retries = 15,
 	};
 	struct ib_qp_attr at = {};
-	struct sa_path_rec pri, alt;
 	struct ib_qp_init_attr qa;
 	u16 pki;
-	int ret;
+	int ret, err;
 
-	ret = t_path(a->dev, a->port, &a->gid, &p->gid, &pri);
-	if (ret)
-		return ret;
-	ret = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid, &alt);
-	if (ret)
-		return ret;
-	if (alt_dlid)
-		sa_path_set_dlid(&alt, alt_dlid);
+	err = t_path(a->dev, a->port, &a->gid, &p->gid, pri);
+	if (err)
+		return err;
+	if (pri_dlid)
+		sa_path_set_dlid(pri, pri_dlid);
+	t_print_path("fwd", pri);
+	if (t_ret) {
+		err = t_path(p->dev, p->port, &p->gid, &a->gid, pri_in);
+		if (err)
+			return err;
+		if (ret_dlid)
+			sa_path_set_dlid(pri_in, ret_dlid);
+		pri_in->flags = IB_PATH_PRIMARY | IB_PATH_INBOUND;
+		req.primary_path_inbound = pri_in;
+		t_print_path("ret", pri_in);
+	}
+	if (with_alt) {
+		err = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid,
+			     alt);
+		if (err)
+			return err;
+		if (alt_dlid)
+			sa_path_set_dlid(alt, alt_dlid);
+		t_print_path("alt-fwd", alt);
+		req.alternate_path = alt;
+	}
+	if (with_alt && t_ret) {
+		err = t_path(p->dev, p->alt_port, &p->alt_gid, &a->alt_gid,
+			     alt_in);
+		if (err)
+			return err;
+		if (alt_ret_dlid)
+			sa_path_set_dlid(alt_in, alt_ret_dlid);
+		alt_in->flags = IB_PATH_ALTERNATE | IB_PATH_INBOUND;
+		t_print_path("alt-ret", alt_in);
+	}
 	pr_info("# %s req pri_dlid=%u pri_sl=%u pri_hop=%u alt_dlid=%u alt_sl=%u alt_hop=%u\n",
-		t_case, be32_to_cpu(sa_path_get_dlid(&pri)), pri.sl,
-		pri.hop_limit, be32_to_cpu(sa_path_get_dlid(&alt)), alt.sl,
-		alt.hop_limit);
+		t_case, be32_to_cpu(sa_path_get_dlid(pri)), pri->sl,
+		pri->hop_limit,
+		with_alt ? be32_to_cpu(sa_path_get_dlid(alt)) : 0,
+		with_alt ? alt->sl : 0, with_alt ? alt->hop_limit : 0);
 	t_qp_init_attr(a, &qa);
 	a->qp = ib_create_qp(a->pd, &qa);
 	if (IS_ERR(a->qp))
@@ -735,7 +863,7 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p)
 	if (ret)
 		return ret;
 	/* The active QP to INIT by hand, as rdma_cm does (cma.c). */
-	ret = ib_find_cached_pkey(a->dev, a->port, be16_to_cpu(pri.pkey), &pki);
+	ret = ib_find_cached_pkey(a->dev, a->port, be16_to_cpu(pri->pkey), &pki);
 	if (ret)
 		return ret;
 	at.qp_state = IB_QPS_INIT;
@@ -753,10 +881,14 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p)
 		a->cm = NULL;
 		return ret;
 	}
-	req.primary_path = &pri;
-	req.alternate_path = &alt;
+	req.primary_path = pri;
 	req.qp_num = a->qp->qp_num;
-	ret = ib_send_cm_req(a->cm, &req);
+	if (t_lap_enable) {
+		t_lap_enable(p->listen_cm);
+		t_lap_enable(a->cm);
+	}
+	ret = t_send_req(a->cm, &req, with_alt && t_ret ? alt_in : NULL);
+	pr_info("# %s send_req ret=%d\n", t_case, ret);
 	if (!ret)
 		ret = t_wait_step(a);
 	if (!ret)
@@ -952,7 +1084,7 @@ static void t_case_apm(bool automatic)
 	int ret = t_setup(true);
 
 	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas);
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
 	t_result(!ret, "connect", "ib_cm connection not established");
 	if (ret)
 		goto out;
@@ -998,11 +1130,12 @@ out:
 
 /*
  * alt-routed: an ib_cm connection across a router whose alternate path
- * goes through another router (alt_dlid). The passive side's alternate
- * is whatever ib_cm made of the REQ; after a requested migration the
- * test reports what happens to traffic. The checks are in the guest test
- * (baseline: on unpatched 6.1 the LRH fix-up gives the alternate the
- * first router's LID, and traffic after migration fails).
+ * goes through another router (alt_dlid). Without return records ("ret")
+ * ib-routed's ib_cm refuses it (-EINVAL; unpatched 6.1 sends it and the
+ * passive side's LRH fix-up arms the alternate with the first router's
+ * LID). With them, the passive side's alternate is whatever ib_cm made of
+ * the REQ; after a requested migration the test reports what happens to
+ * traffic. The guest test judges.
  */
 static void t_case_alt_routed(void)
 {
@@ -1011,7 +1144,12 @@ static void t_case_alt_routed(void)
 	bool got;
 
 	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas);
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	if (!t_ret) {
+		t_result(ret == -EINVAL, "refused-without-return",
+			 "a routed alternate without a return record was not refused with -EINVAL");
+		goto out;
+	}
 	t_result(!ret, "connect", "ib_cm connection not established");
 	if (ret)
 		goto out;
@@ -1032,6 +1170,277 @@ out:
 	t_teardown();
 }
 
+/*
+ * ibcm: an ib_cm connection without an alternate (across a router: with
+ * the return record when "ret"), traffic both ways, RDMA WRITE and READ.
+ */
+static void t_case_ibcm(void)
+{
+	int ret = t_setup(false);
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, false);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (!ret) {
+		t_dump("conn", &t_act);
+		t_dump("conn", &t_pas);
+		t_traffic("act-to-pas", &t_act, &t_pas);
+		t_traffic("pas-to-act", &t_pas, &t_act);
+		t_rdma(&t_act, &t_pas);
+	}
+	t_teardown();
+}
+
+/* ---- LAP/APR (ib-routed) ------------------------------------------------- */
+
+static bool t_lap_get(void)
+{
+	t_lap_enable = __symbol_get("ib_cm_enable_lap");
+	t_lap_send = __symbol_get("ib_send_cm_lap");
+	t_apr_send = __symbol_get("ib_send_cm_apr");
+	return t_lap_enable && t_lap_send && t_apr_send;
+}
+
+static void t_lap_put(void)
+{
+	if (t_lap_enable)
+		__symbol_put("ib_cm_enable_lap");
+	if (t_lap_send)
+		__symbol_put("ib_send_cm_lap");
+	if (t_apr_send)
+		__symbol_put("ib_send_cm_apr");
+	t_lap_enable = NULL;
+	t_lap_send = NULL;
+	t_apr_send = NULL;
+}
+
+static void t_raw_sent(struct ib_mad_agent *agent,
+		       struct ib_mad_send_wc *wc)
+{
+	rdma_destroy_ah(wc->send_buf->ah, 0);
+	ib_free_send_mad(wc->send_buf);
+}
+
+static void t_put_be(u8 *p, u64 v, int n)
+{
+	while (n--) {
+		p[n] = v & 0xff;
+		v >>= 8;
+	}
+}
+
+/*
+ * Send one hand-made CM message (LAP or APR) from @s's port to the
+ * peer's QP1 over @path, with a send-only MAD agent: what a broken or
+ * hostile peer could send. @qpn_delta shifts the LAP's Remote QPN,
+ * @comm the communication IDs (0: the connection's).
+ */
+static void t_raw_cm(const char *what, struct t_side *s, struct t_side *r,
+		     struct sa_path_rec *path, struct sa_path_rec *ret_rec,
+		     __be16 attr, u32 qpn_delta, u32 comm)
+{
+	struct ib_mad_agent *agent;
+	struct ib_mad_send_buf *msg;
+	struct rdma_ah_attr ah_attr;
+	struct ib_ah *ah = NULL;
+	struct ib_mad *mad;
+	u16 pki = 0;
+	u8 *d;
+	int err;
+
+	agent = ib_register_mad_agent(s->dev, s->port, IB_QPT_GSI, NULL, 0,
+				      t_raw_sent, NULL, NULL, 0);
+	if (IS_ERR(agent)) {
+		pr_info("# %s raw %s agent=%ld\n", t_case, what,
+			PTR_ERR(agent));
+		return;
+	}
+	err = ib_init_ah_attr_from_path(s->dev, s->port, path, &ah_attr, NULL);
+	if (!err) {
+		ah = rdma_create_ah(agent->qp->pd, &ah_attr, 0);
+		rdma_destroy_ah_attr(&ah_attr);
+		if (IS_ERR(ah)) {
+			err = PTR_ERR(ah);
+			ah = NULL;
+		}
+	}
+	ib_find_cached_pkey(s->dev, s->port, 0xffff, &pki);
+	msg = err ? NULL : ib_create_send_mad(agent, 1, pki, 0, IB_MGMT_MAD_HDR,
+					      IB_MGMT_MAD_DATA, GFP_KERNEL,
+					      IB_MGMT_BASE_VERSION);
+	if (IS_ERR_OR_NULL(msg)) {
+		pr_info("# %s raw %s err=%d\n", t_case, what, err);
+		goto out;
+	}
+	mad = msg->mad;
+	mad->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = IB_MGMT_CLASS_CM;
+	mad->mad_hdr.class_version = 2;
+	mad->mad_hdr.method = IB_MGMT_METHOD_SEND;
+	mad->mad_hdr.attr_id = attr;
+	mad->mad_hdr.tid = cpu_to_be64(0x5346000000000000ULL | t_num);
+	d = mad->data;		/* CM message byte 0 */
+	t_put_be(d, comm ?: be32_to_cpu(s->cm->local_id), 4);
+	t_put_be(d + 4, comm ?: be32_to_cpu(s->cm->remote_id), 4);
+	if (attr == cpu_to_be16(0x0019)) {	/* LAP, IBA 12.6.12 */
+		t_put_be(d + 12, r->qp->qp_num + qpn_delta, 3);
+		d[15] = 20 << 3;
+		t_put_be(d + 20, be16_to_cpu(ret_rec->ib.dlid), 2);
+		t_put_be(d + 22, be16_to_cpu(ret_rec->ib.slid), 2);
+		memcpy(d + 24, path->sgid.raw, 16);
+		memcpy(d + 40, path->dgid.raw, 16);
+		d[59] = ret_rec->traffic_class;
+		d[60] = ret_rec->hop_limit;
+		d[61] = path->rate & 0x3f;
+		d[62] = ret_rec->sl << 4;	/* SubnetLocal 0 */
+		d[63] = (path->packet_life_time + 1) << 3;
+	}
+	msg->ah = ah;
+	msg->timeout_ms = 0;
+	err = ib_post_send_mad(msg, NULL);
+	pr_info("# %s raw %s sent=%d\n", t_case, what, err);
+	if (err) {
+		ib_free_send_mad(msg);
+	} else {
+		ah = NULL;	/* t_raw_sent() destroys it */
+		msleep(300);	/* sent and answered before the agent goes */
+	}
+out:
+	if (ah)
+		rdma_destroy_ah(ah, 0);
+	ib_unregister_mad_agent(agent);
+}
+
+/*
+ * lap: a routed ib_cm connection with return records (as apm-auto on the
+ * routed topology), the primary router fails under traffic (fail_ctl),
+ * both QPs migrate, the router comes back (restore_ctl), and a LAP loads
+ * the old primary (t_pri with its return record) as the new alternate on
+ * both sides; traffic re-arms them. Then hand-made LAP/APR that the CM
+ * must refuse: a LAP naming another QP, one for no connection, an APR
+ * with no LAP outstanding (the guest test reads cm_rx_rejected).
+ */
+static void t_case_lap(void)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+	int ret = t_setup(true);
+
+	if (!t_lap_get()) {
+		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
+		goto out;
+	}
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_ctl(fail_ctl);
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_result(atomic_read(&t_act.path_mig) == 1 &&
+		 atomic_read(&t_pas.path_mig) == 1 &&
+		 t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want one PATH_MIG on each side and both QPs MIGRATED");
+	t_dump("migrated", &t_act);
+	t_dump("migrated", &t_pas);
+	t_ctl(restore_ctl);
+
+	/* The LAP: the old primary, with its return record, as alternate */
+	ret = t_lap_send(t_act.cm, &t_pri, &t_pri_in, NULL, 0);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	t_result(!ret, "lap-send", "ib_send_cm_lap failed");
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	t_result(!ret && t_act.apr_status == IB_CM_APR_SUCCESS &&
+		 t_pas.lap_rcvd == 1 && !t_pas.apr_sent, "lap-apr",
+		 "want one LAP_RECEIVED on the passive side and an APR with status 0");
+	t_traffic("lapped-act-to-pas", &t_act, &t_pas);
+	t_traffic("lapped-pas-to-act", &t_pas, &t_act);
+	t_dump("lapped", &t_act);
+	t_dump("lapped", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "lap-rearmed",
+		 "want both QPs ARMED with the LAP's alternate");
+
+	/* Malformed and out-of-state LAP/APR; the connection goes on */
+	if (!ib_query_qp(t_act.qp, &a, IB_QP_STATE, &init)) {
+		t_raw_cm("lap-bad-qpn", &t_act, &t_pas, &t_pri, &t_pri_in,
+			 cpu_to_be16(0x0019), 1000, 0);
+		t_raw_cm("lap-no-conn", &t_act, &t_pas, &t_pri, &t_pri_in,
+			 cpu_to_be16(0x0019), 0, 0x5346a1a1);
+		t_raw_cm("apr-no-lap", &t_act, &t_pas, &t_pri, &t_pri_in,
+			 cpu_to_be16(0x001a), 0, 0);
+	}
+	t_traffic("after-bad-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-bad-pas-to-act", &t_pas, &t_act);
+	t_result(t_pas.lap_rcvd == 1, "bad-lap-not-delivered",
+		 "a malformed LAP reached the consumer");
+out:
+	t_teardown();
+	t_lap_put();
+}
+
+/*
+ * lap-silent: a LAP the peer never answers (lap_drop_ctl loses it on the
+ * wire, as an unmodified 6.1 peer never answers): IB_CM_LAP_ERROR after
+ * the CM timeout, one transmission only, a second LAP refused
+ * (-EOPNOTSUPP), the connection carries traffic and disconnects cleanly
+ * (DREQ answered by DREP).
+ */
+static void t_case_lap_silent(void)
+{
+	int ret = t_setup(true);
+	unsigned long start;
+
+	if (!t_lap_get()) {
+		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
+		goto out;
+	}
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_ctl(lap_drop_ctl);
+	start = jiffies;
+	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	if (!ret) {
+		/* The CM's timeout for this path is tens of seconds */
+		if (!wait_for_completion_timeout(&t_act.step,
+						 msecs_to_jiffies(90000)))
+			ret = -EBUSY;
+		else
+			ret = t_act.step_status;
+		reinit_completion(&t_act.step);
+	}
+	pr_info("# %s lap wait=%d after_ms=%u\n", t_case, ret,
+		jiffies_to_msecs(jiffies - start));
+	t_result(ret == -ETIMEDOUT && t_act.lap_error == 1, "lap-unanswered",
+		 "want IB_CM_LAP_ERROR for the unanswered LAP");
+	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
+	pr_info("# %s lap again=%d\n", t_case, ret);
+	t_result(ret == -EOPNOTSUPP, "lap-again-refused",
+		 "want -EOPNOTSUPP for a LAP to a peer that left one unanswered");
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	ret = ib_send_cm_dreq(t_act.cm, NULL, 0);
+	t_act.established = false;
+	msleep(2000);
+	t_result(!ret && t_act.drep, "disconnect",
+		 "want the DREQ answered by a DREP");
+out:
+	t_teardown();
+	t_lap_put();
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -1044,8 +1453,9 @@ static int __init t_init(void)
 		if (!*c)
 			continue;
 		t_case = c;
-		pr_info("# case %s act=%s pas=%s act_alt=%s pas_alt=%s alt_dlid=%u\n",
-			c, act, pas, act_alt, pas_alt, alt_dlid);
+		pr_info("# case %s act=%s pas=%s act_alt=%s pas_alt=%s alt_dlid=%u ret=%d pri_dlid=%u ret_dlid=%u alt_ret_dlid=%u\n",
+			c, act, pas, act_alt, pas_alt, alt_dlid, t_ret, pri_dlid,
+			ret_dlid, alt_ret_dlid);
 		if (!strcmp(c, "rc"))
 			t_case_rc();
 		else if (!strcmp(c, "link-down"))
@@ -1056,6 +1466,12 @@ static int __init t_init(void)
 			t_case_apm(true);
 		else if (!strcmp(c, "alt-routed"))
 			t_case_alt_routed();
+		else if (!strcmp(c, "ibcm"))
+			t_case_ibcm();
+		else if (!strcmp(c, "lap"))
+			t_case_lap();
+		else if (!strcmp(c, "lap-silent"))
+			t_case_lap_silent();
 		else
 			t_result(false, "case", "unknown case");
 	}

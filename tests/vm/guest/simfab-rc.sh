@@ -14,10 +14,18 @@
 #            dual-ported host's second port: requested, and forced by a
 #            link failure under traffic; PATH_MIG events, query_qp states,
 #            the alternate's LIDs on the wire, re-arm.
-# baseline:  the UNPATCHED 6.1 stack: a routed alternate through the second
-#            router, sent by ib_cm directly, is armed on the passive side
-#            with the first router's LID (cm_process_routed_req), and
-#            traffic after migration fails. Later issues flip these.
+# rc:routed-ret, rc:alt-routed, apm:routed: ib-routed's ib_cm (issue 8)
+#            across a router with return records from the passive side's
+#            own SA, handed in by the driver: the REQ's passive-side fields
+#            on the wire, end-to-end MTU/rate/lifetime, both QPs, traffic;
+#            a routed alternate through the second router armed on both
+#            sides, refused without its return record; the primary router
+#            failing under traffic and both QPs migrating to the alternate;
+#            a LAP loading a new alternate afterwards, malformed/out-of-state
+#            LAP/APR refused and counted, a LAP the peer never answers.
+#            (Unpatched 6.1 fails these: it sends permissive LIDs and the
+#            forward SL/MTU/rate, arms the passive alternate with the first
+#            router's LID, and sends a routed alternate without a return.)
 #
 # Skips without simfab.ko, simfab_rc_test.ko or the routed topology.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -324,40 +332,268 @@ chk_num wrong-global "$(qa routed act.wrong global)" 0
 chk_num tries "$(rccount routed " sn=$A at=$R1/[0-9]+ slid=$ALID dlid=$R1A .* grh=0 rc op=0x04 .*verdict=drop-no-grh")" $((RETRY + 1))
 chk_end rc:routed-no-grh-wire /tmp/sfrc-routed.cap
 
-# ---- baseline: a routed alternate through the second router, by ib_cm -----------------
+# ---- the return half: what B's own SA says for b1 -> a1 -------------------------------
+# B routes A's prefix through RB (the first of B's route), which need not
+# be the router A's SA picks: a QP takes packets only from its DLID's
+# router (the path check), so a connection whose return record names RB
+# sends its forward half through RB too (pri_dlid), and one whose
+# forward half goes through R1 gets R1's port on B as its return DLID
+# (ret_dlid; B's SA names R1 when RB is down, with the same SL, MTU, rate
+# and life: routers' ports take their subnet's).
+PA=$(topo_subnet "$A" prefix)
+# shellcheck disable=SC2046 # router names have no blanks
+set -- $(route_list "$B" "$PA")
+RB=$1
+RBA=$(lid "$(rport "$RB" "$A")") RBB=$(lid "$(rport "$RB" "$B")")
+# A's SA, a1 -> R1's port on A (the forward half, whichever router).
+SL_F=$(max "$(prop $AP sl)" "$(prop "$(rport "$R1" "$A")" sl)")
+MTU_F=$(min "$(prop $AP mtu)" "$(prop "$(rport "$R1" "$A")" mtu)")
+RATE_F=$(min "$(prop $AP rate)" "$(prop "$(rport "$R1" "$A")" rate)")
+LIFE_F=$(max "$(prop $AP life)" "$(prop "$(rport "$R1" "$A")" life)")
+# B's SA, b1 -> RB's port on B (the return half).
+SL_R=$(max "$(prop $BP sl)" "$(prop "$(rport "$RB" "$B")" sl)")
+MTU_R=$(min "$(prop $BP mtu)" "$(prop "$(rport "$RB" "$B")" mtu)")
+RATE_R=$(min "$(prop $BP rate)" "$(prop "$(rport "$RB" "$B")" rate)")
+LIFE_R=$(max "$(prop $BP life)" "$(prop "$(rport "$RB" "$B")" life)")
+# End to end (docs/routed-cm.md): the lower MTU and rate (simfab's rate
+# codes 3, 6, 7, 11, 16 order as their speeds), lifetime max + 1 (sum of
+# the halves); the REQ's Local ACK Timeout is lifetime + 1 (simfab's CA
+# ACK delay is 0, cm.c cm_ack_timeout).
+MTU_E=$(min "$MTU_F" "$MTU_R") RATE_E=$(min "$RATE_F" "$RATE_R")
+LIFE_E=$(min 63 $(($(max "$LIFE_F" "$LIFE_R") + 1)))
+diag "return half via $RB ($RBA on $A, $RBB on $B): SL $SL_R MTU $MTU_R rate $RATE_R life $LIFE_R; forward SL $SL_F MTU $MTU_F rate $RATE_F life $LIFE_F; end to end MTU $MTU_E rate $RATE_E life $LIFE_E"
+chk_begin
+chk_ne asym-mtu "$MTU_F" "$MTU_R"
+chk_ne asym-rate "$RATE_F" "$RATE_R"
+chk_ne asym-sl "$(slmap "$RB" "$SL_F")" "$SL_R"
+chk_end rc:routed-ret-topology "$TOPO"
+
+# cap_req NAME AT: the REQ (CM class, Send, attr 0x0010) captured at AT.
+cap_req() {
+	grep " at=$2 .* class=0x07 cv=2 method=0x03 .* attr=0x0010 " "/tmp/sfrc-$1.cap" | head -n 1
+}
+
+# ---- rc:routed-ret: ib_cm a1 -> b1 with the return record from B's SA -------------------
+KPFX=rc:routed-ret
+run routedret cases=ibcm act="$(dev $AP)" pas="$(dev $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY
+# The return record the driver handed in is B's SA's answer.
+chk_begin
+chk_num ret-dlid "$(diagv routedret ret dlid)" "$RBB"
+chk_num ret-slid "$(diagv routedret ret slid)" "$BLID"
+chk_num ret-sl "$(diagv routedret ret sl)" "$SL_R"
+chk_num ret-mtu "$(diagv routedret ret mtu)" "$MTU_R"
+chk_num ret-rate "$(diagv routedret ret rate)" "$RATE_R"
+chk_num ret-hop "$(diagv routedret ret hop)" 255
+chk_end rc:routed-ret-record /tmp/sfrc-routedret.ktap
+# The REQ as a1 sent it (at RB's port on A): the passive side's fields
+# are the return record's (IBA 12.6.5: Local Port LID = the router's
+# port on B, Remote Port LID = b1), SubnetLocal 0, end-to-end values.
+chk_begin
+_req=$(cap_req routedret "$(rport "$RB" "$A")")
+if [ -z "$_req" ]; then
+	_bad="no REQ at $(rport "$RB" "$A")"
+else
+	_m=$(capf "$_req" mad)
+	chk_num local-lid "$(madn "$_m" 76 2)" "$(diagv routedret ret dlid)"
+	chk_num remote-lid "$(madn "$_m" 78 2)" "$(diagv routedret ret slid)"
+	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$(diagv routedret ret sl)"
+	chk_num flow-label $(($(madn "$_m" 112 3) >> 4)) "$(diagv routedret ret flow)"
+	chk_num tclass "$(madn "$_m" 116 1)" "$(diagv routedret ret tclass)"
+	chk_num hop-limit "$(madn "$_m" 117 1)" "$(diagv routedret ret hop)"
+	chk_num subnet-local $(($(madn "$_m" 118 1) >> 3 & 1)) 0
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+	chk_num rate $(($(madn "$_m" 115 1) & 0x3f)) "$RATE_E"
+	chk_num ack-timeout $(($(madn "$_m" 119 1) >> 3)) $((LIFE_E + 1))
+	chk local-gid "$(mad "$_m" 80 16)" "$(port_gidhex $AP)"
+	chk remote-gid "$(mad "$_m" 96 16)" "$(port_gidhex $BP)"
+	chk_num lrh-dlid "$(capf "$_req" dlid)" "$RBA"
+fi
+chk_end rc:routed-ret-req-wire /tmp/sfrc-routedret.cap
+# b1's QP: what its own SA says (DLID, SL), end-to-end MTU and rate.
+chk_begin
+chk_num pas-dlid "$(qa routedret pas.conn dlid)" "$RBB"
+chk_num pas-sl "$(qa routedret pas.conn sl)" "$SL_R"
+chk_num pas-mtu "$(qa routedret pas.conn mtu)" "$MTU_E"
+chk_num pas-rate "$(qa routedret pas.conn rate)" "$RATE_E"
+chk_num pas-global "$(qa routedret pas.conn global)" 1
+chk pas-dgid "$(qa routedret pas.conn dgid)" "$(gid6 $AP)"
+chk_end rc:routed-ret-passive-qp-own-sa /tmp/sfrc-routedret.ktap
+# a1's QP: A's SA's DLID and SL, end-to-end MTU and rate.
+chk_begin
+chk_num act-dlid "$(qa routedret act.conn dlid)" "$RBA"
+chk_num act-sl "$(qa routedret act.conn sl)" "$SL_F"
+chk_num act-mtu "$(qa routedret act.conn mtu)" "$MTU_E"
+chk_num act-rate "$(qa routedret act.conn rate)" "$RATE_E"
+chk_num act-hop "$(qa routedret act.conn hop)" 255
+chk_end rc:routed-ret-active-qp-end-to-end /tmp/sfrc-routedret.ktap
+# Data both ways through RB, each subnet's SL, nothing dropped.
+chk_begin
+[ "$(rccount routedret " sn=$B at=$BP slid=$RBB dlid=$BLID .* grh=1 .* rc op=0x04 .*verdict=delivered")" -ge 8 ] ||
+	_bad="$_bad no SENDs delivered at $BP through $RB"
+[ "$(rccount routedret " sn=$B at=$(rport "$RB" "$B") slid=$BLID dlid=$RBB sl=$SL_R .* grh=1 .* rc op=0x04 .*verdict=routed")" -ge 8 ] ||
+	_bad="$_bad no SENDs from $BP on SL $SL_R routed at $RB"
+[ "$(rcpkts routedret "verdict=drop" | wc -l)" -eq 0 ] || _bad="$_bad drops"
+chk_end rc:routed-ret-wire /tmp/sfrc-routedret.cap
+
+# ---- rc:alt-routed: a routed alternate through the second router, by ib_cm --------------
 KPFX=rc:alt-routed
 if [ -n "$R2" ]; then
-	run altr cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+	# Without return records ib_cm refuses it: the passive side's LRH
+	# fix-up would arm it with the first router's LID (6.1 cm.c:2065).
+	run altr-noret cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
 		pas_alt="$(dev $BP)" alt_dlid="$R2A" retry=$RETRY
+	# With them: primary through R1 (its return DLID R1's port on B),
+	# alternate through R2 with B's SA's own return record.
+	R2RET=
+	[ "$RB" = "$R2" ] || R2RET="alt_ret_dlid=$R2B"
+	run altr cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY
+	[ -z "$R2RET" ] || diag "B's SA names $RB, not $R2: the alternate's return DLID is set"
 	chk_begin
 	chk_num req-alt-dlid "$(diagv altr req alt_dlid)" "$R2A"
 	chk_num act-alt-dlid "$(qa altr act.before alt_dlid)" "$R2A"
 	chk_num act-mig "$(qa altr act.before mig)" 2
 	chk_end rc:alt-routed-active-armed /tmp/sfrc-altr.ktap
-	# 6.1 cm_process_routed_req fills the alternate's LIDs and SL from
-	# the REQ's LRH, which came through the first router (cm.c:2065).
+	# The REQ's alternate fields are the alternate return record's.
 	chk_begin
-	chk_num pas-alt-dlid "$(qa altr pas.before alt_dlid)" "$R1B"
-	chk_ne pas-alt-not-second-router "$(qa altr pas.before alt_dlid)" "$R2B"
-	chk_num pas-alt-sl "$(qa altr pas.before alt_sl)" "$SL_IN_B"
+	_req=$(cap_req altr "$(rport "$R1" "$A")")
+	if [ -z "$_req" ]; then
+		_bad="no REQ at $(rport "$R1" "$A")"
+	else
+		_m=$(capf "$_req" mad)
+		chk_num pri-local-lid "$(madn "$_m" 76 2)" "$R1B"
+		chk_num pri-remote-lid "$(madn "$_m" 78 2)" "$BLID"
+		chk_num alt-local-lid "$(madn "$_m" 120 2)" "$R2B"
+		chk_num alt-remote-lid "$(madn "$_m" 122 2)" "$BLID"
+		chk_num alt-sl $(($(madn "$_m" 162 1) >> 4)) "$(diagv altr alt-ret sl)"
+		chk_num alt-subnet-local $(($(madn "$_m" 162 1) >> 3 & 1)) 0
+		chk_num alt-rate $(($(madn "$_m" 159 1) & 0x3f)) "$RATE_E"
+		chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+	fi
+	chk_end rc:alt-routed-req-wire /tmp/sfrc-altr.cap
+	# b1's alternate names the second router's port on B, with B's SL.
+	chk_begin
+	chk_num pas-alt-dlid "$(qa altr pas.before alt_dlid)" "$R2B"
+	chk_num pas-alt-sl "$(qa altr pas.before alt_sl)" "$SL_R"
+	chk_num pas-dlid "$(qa altr pas.before dlid)" "$R1B"
 	chk_num pas-mig "$(qa altr pas.before mig)" 2
-	chk_end baseline:alt-routed-passive-alt-first-router /tmp/sfrc-altr.ktap
-	# After migration the active side sends through the second router;
-	# the passive QP expects its alternate from the first, drops it
-	# (path check), and the send fails as on a real HCA.
+	chk_end rc:alt-routed-passive-alt-second-router /tmp/sfrc-altr.ktap
+	# After migration the active side sends through the second router,
+	# b1 (ARMED) takes it on its alternate, migrates and answers.
 	chk_begin
-	chk_num send-status "$(diagv altr 'after send' status)" 12	# IB_WC_RETRY_EXC_ERR
-	chk_num act-state "$(qa altr act.after state)" 6
-	chk_num pas-mig "$(qa altr pas.after mig)" 2
-	[ "$(rccount altr " sn=$B at=$BP slid=$R2B .* rc op=0x04 .*mig=1 .*verdict=drop-path")" -ge 1 ] ||
-		_bad="$_bad no SEND via $R2 dropped at $BP"
-	chk_end baseline:alt-routed-traffic-after-migration-fails /tmp/sfrc-altr.ktap /tmp/sfrc-altr.cap
-	# The active side did move to the second router (this stays).
+	chk_num send-status "$(diagv altr 'after send' status)" 0	# IB_WC_SUCCESS
+	chk_num act-state "$(qa altr act.after state)" 3
+	chk_num pas-mig "$(qa altr pas.after mig)" 0
+	chk_num pas-dlid "$(qa altr pas.after dlid)" "$R2B"
+	[ "$(rccount altr " sn=$B at=$BP slid=$R2B .* rc op=0x04 .*mig=1 .*verdict=delivered")" -ge 1 ] ||
+		_bad="$_bad no SEND via $R2 delivered at $BP"
+	[ "$(rcpkts altr "verdict=drop-path" | wc -l)" -eq 0 ] || _bad="$_bad drop-path"
+	chk_end rc:alt-routed-traffic-after-migration /tmp/sfrc-altr.ktap /tmp/sfrc-altr.cap
+	# The active side did move to the second router.
 	chk_begin
 	chk_num act-dlid "$(qa altr act.after dlid)" "$R2A"
 	[ "$(rccount altr " sn=$A at=$R2/[0-9]+ slid=$ALID dlid=$R2A .* grh=1 .* rc op=0x04 .*mig=1 .*verdict=routed")" -ge 1 ] ||
 		_bad="$_bad no SEND routed at $R2"
 	chk_end rc:alt-routed-active-migrated /tmp/sfrc-altr.ktap /tmp/sfrc-altr.cap
+
+	# ---- apm:routed: the primary router fails under traffic ----------------------
+	KPFX=apm:routed
+	run apm-routed cases=apm-auto act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY \
+		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
+	n=apm-routed
+	chk_begin
+	chk_num act-alt-dlid "$(qa $n act.before alt_dlid)" "$R2A"
+	chk_num pas-alt-dlid "$(qa $n pas.before alt_dlid)" "$R2B"
+	chk_num act-mig "$(qa $n act.before mig)" 2
+	chk_num pas-mig "$(qa $n pas.before mig)" 2
+	chk_num act-dlid-after "$(qa $n act.after dlid)" "$R2A"
+	chk_num pas-dlid-after "$(qa $n pas.after dlid)" "$R2B"
+	chk_num pas-sl-after "$(qa $n pas.after sl)" "$SL_R"
+	chk_num act-rearmed-alt "$(qa $n act.rearmed alt_dlid)" "$R1A"
+	chk_num pas-rearmed-alt "$(qa $n pas.rearmed alt_dlid)" "$R1B"
+	# The failed primary: 1 + retry_cnt tries dropped at R1, then the
+	# same PSN through R2 with MigReq set.
+	psn=$(rcpkts $n " sn=$A at=$R1/[0-9]+ .* rc op=0x04 .*verdict=drop" | head -n 1 | sed 's/.* psn=\([0-9]*\) .*/\1/')
+	chk_num primary-tries "$(rccount $n " sn=$A at=$R1/[0-9]+ .* rc op=0x04 psn=$psn .*verdict=drop")" $((RETRY + 1))
+	[ "$(rccount $n " sn=$B at=$BP slid=$R2B .* rc op=0x04 psn=$psn mig=1 .*verdict=delivered")" -ge 1 ] ||
+		_bad="$_bad PSN $psn not resent through $R2"
+	chk_end apm:routed-migrated-through-second-router /tmp/sfrc-$n.ktap /tmp/sfrc-$n.cap
+
+	# ---- lap: a LAP loads a new alternate after the migration -------------------
+	# The same connection and failure; then a LAP offers the old
+	# primary (through R1, its return record R1's port on B) as the new
+	# alternate, b1 loads it and answers with an APR, both re-arm. Then
+	# hand-made LAP/APR that must be refused and counted (cm_rx_rejected):
+	# a LAP naming another QP and one for no connection (b1 counts two
+	# LAPs and answers each with an APR, which a1 refuses: no LAP of its
+	# is outstanding), an APR with no LAP outstanding (b1 counts one).
+	KPFX=lap:routed
+	ADEV=$(topo_host a1 dev) BDEV=$(topo_host b1 dev)
+	rej() { # DEV KIND: cm_rx_rejected counter of the device's port 1
+		cat "/sys/class/infiniband/$1/ports/1/cm_rx_rejected/$2" 2>/dev/null || echo none
+	}
+	b_lap0=$(rej "$BDEV" lap) b_apr0=$(rej "$BDEV" apr) a_apr0=$(rej "$ADEV" apr)
+	run lap cases=lap act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY \
+		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
+	chk_begin
+	chk_num pas-lap-dlid "$(diagv lap 'pas lap_rcvd' dlid)" "$R1B"
+	chk_num pas-lap-sl "$(diagv lap 'pas lap_rcvd' sl)" "$SL_R"
+	chk_num act-apr-status "$(diagv lap 'act apr' status)" 0
+	chk_num act-mig "$(qa lap act.lapped mig)" 2
+	chk_num act-dlid "$(qa lap act.lapped dlid)" "$R2A"
+	chk_num act-alt-dlid "$(qa lap act.lapped alt_dlid)" "$R1A"
+	chk_num pas-mig "$(qa lap pas.lapped mig)" 2
+	chk_num pas-dlid "$(qa lap pas.lapped dlid)" "$R2B"
+	chk_num pas-alt-dlid "$(qa lap pas.lapped alt_dlid)" "$R1B"
+	chk_num pas-alt-sl "$(qa lap pas.lapped alt_sl)" "$SL_R"
+	chk_end lap:routed-loaded-and-rearmed /tmp/sfrc-lap.ktap
+	# On the wire: the LAP (0x0019) at b1 with the return record's LIDs
+	# and SubnetLocal 0; the APR (0x001A) back at a1 with status 0.
+	chk_begin
+	_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
+	_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
+	if [ -z "$_lap" ] || [ -z "$_apr" ]; then
+		_bad="no LAP at $BP or no APR at $AP"
+	else
+		_m=$(capf "$_lap" mad)
+		chk_num lap-local-lid "$(madn "$_m" 44 2)" "$R1B"
+		chk_num lap-remote-lid "$(madn "$_m" 46 2)" "$BLID"
+		chk_num lap-sl $(($(madn "$_m" 86 1) >> 4)) "$SL_R"
+		chk_num lap-subnet-local $(($(madn "$_m" 86 1) >> 3 & 1)) 0
+		chk_num lap-rate $(($(madn "$_m" 85 1) & 0x3f)) "$RATE_E"
+		chk_num apr-status "$(madn "$(capf "$_apr" mad)" 33 1)" 0
+	fi
+	chk_end lap:routed-wire /tmp/sfrc-lap.cap
+	# The refused ones: counted, answered as IBA says, nothing delivered.
+	chk_begin
+	chk_num b-lap-rejected "$(rej "$BDEV" lap)" $((b_lap0 + 2))
+	chk_num b-apr-rejected "$(rej "$BDEV" apr)" $((b_apr0 + 1))
+	chk_num a-apr-rejected "$(rej "$ADEV" apr)" $((a_apr0 + 2))
+	# APR statuses b1 sent: Invalid QPN (6), Invalid Communication ID (1)
+	_st=$(grep " at=$AP .* class=0x07 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap |
+		sed 's/.* mad=//' | while read -r _h; do madn "$_h" 33 1; done | tr '\n' ' ')
+	case " $_st " in *" 6 "*) ;; *) _bad="$_bad no APR status 6 (got $_st)" ;; esac
+	case " $_st " in *" 1 "*) ;; *) _bad="$_bad no APR status 1 (got $_st)" ;; esac
+	chk_end lap:malformed-rejected-counted /tmp/sfrc-lap.ktap /tmp/sfrc-lap.cap
+
+	# ---- lap-silent: a peer that never answers a LAP -----------------------------
+	KPFX=lap:silent
+	run lap-silent cases=lap-silent act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
+	# One LAP on the wire (no retries to a peer not known to answer),
+	# dropped; then the DREQ and DREP go through.
+	chk_begin
+	chk_num lap-tries "$(grep -c " class=0x07 .* attr=0x0019 .* verdict=drop-inject " /tmp/sfrc-lap-silent.cap)" 1
+	chk_num lap-delivered "$(grep -c " attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap-silent.cap)" 0
+	grep -q " at=$BP .* attr=0x0015 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREQ at $BP"
+	grep -q " at=$AP .* attr=0x0016 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREP at $AP"
+	chk_end lap:silent-one-try-then-clean-disconnect /tmp/sfrc-lap-silent.cap
 else
 	t_fail $T:rc:alt-routed "no second router on $A's route to $B"
 fi

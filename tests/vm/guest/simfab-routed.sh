@@ -3,10 +3,15 @@
 # simfab (tests/simfab) with two subnets joined by IB routers
 # (tests/simfab/topology/routed.topo, loaded here in place of the default):
 #
-# baseline:  what the UNPATCHED 6.1 stack does today across a router, every
-#            expected value derived from debugfs simfab/topology, checked on
-#            the wire (the capture) and in both sides' QP attributes. Later
-#            issues flip these checks (tests/simfab/README.md lists which).
+# noret:     a connection across a router without return records (rdma_ucm
+#            hands ib_cm one path record): ib-routed's ib_cm keeps 6.1's
+#            REQ (permissive LIDs, forward SL/MTU/rate) and the passive
+#            side's LRH fix-up for it, by design (issue 8); every expected
+#            value derived from debugfs simfab/topology, checked on the
+#            wire (the capture) and in both sides' QP attributes. The same
+#            connection with return records is simfab-rc's rc:routed-ret.
+# baseline:  what the UNPATCHED 6.1 rdma_cm does with an off-subnet AF_IB
+#            address and no bound source (a later issue flips it).
 # router:    each router rule (GRH required, HopLimit decrement and drop,
 #            P_Key, unknown prefix, LRH SLID/DLID rewrite, SL map) has a
 #            check that fails when the rule is broken.
@@ -142,7 +147,7 @@ else
 	t_fail $T:baseline:unbound-offsubnet-enodev "want ENODEV (19) from resolve-addr"
 fi
 
-# ---- baseline: a connection a1 (subnet A) -> b1 (subnet B) ------------------
+# ---- noret: a connection a1 (subnet A) -> b1 (subnet B), no return record ------
 # connect NAME PORT QA QP [PATH-STEPS...]: one simfab-cm run, both sides.
 connect() {
 	_c=$1 _port=$2 _qa=$3 _qp=$4
@@ -214,9 +219,9 @@ check_connection() {
 		chk_num grh "$(capf "$_req" grh)" 1
 		chk_num grh-hop "$(capf "$_req" hop)" 255
 		chk grh-dgid "$(gid_hex "$(capf "$_req" dgid)")" "$(port_gidhex $BP)"
-		# 6.1 cm_format_req, hop_limit > 1, no inbound record: both
-		# LIDs permissive, the forward path's SL/MTU/rate/hop limit,
-		# SubnetLocal 0 (IBA 12.6.5).
+		# cm_format_req, hop_limit > 1, no inbound record (6.1 and
+		# ib-routed alike): both LIDs permissive, the forward path's
+		# SL/MTU/rate/hop limit, SubnetLocal 0 (IBA 12.6.5).
 		chk_num local-lid "$(madn "$_m" 76 2)" 0xffff
 		chk_num remote-lid "$(madn "$_m" 78 2)" 0xffff
 		chk local-gid "$(mad "$_m" 80 16)" "$(port_gidhex $AP)"
@@ -227,7 +232,7 @@ check_connection() {
 		chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_A"
 		chk_num subnet-local $(($(madn "$_m" 118 1) >> 3 & 1)) 0
 	fi
-	chk_end "baseline:$_c-req-wire" "$_cap"
+	chk_end "noret:$_c-req-wire" "$_cap"
 
 	# The same REQ on subnet B: the router rewrote the LRH and kept the
 	# GRH but for the HopLimit.
@@ -261,7 +266,7 @@ check_connection() {
 	[ -z "$_rep" ] || chk_num rep-slid "$(capf "$_rep" slid)" "$_ralid"
 	[ -n "$(cap "$_cap" 0x0014 "$BP" delivered)" ] || _bad="$_bad no-RTU-at-b1"
 	grep -qxF 'conn.event ESTABLISHED id=conn status=0' "$_o" || _bad="$_bad no-ESTABLISHED"
-	chk_end "baseline:$_c-established" "$_o" "$_cap"
+	chk_end "noret:$_c-established" "$_o" "$_cap"
 
 	# The active side: the SA's path.
 	chk_begin
@@ -272,9 +277,9 @@ check_connection() {
 	chk_num global "$(out "$_o" cli-rtr.qp_attr.ah.is_global)" 1
 	chk_num hop "$(out "$_o" cli-rtr.qp_attr.ah.grh.hop_limit)" 255
 	chk dgid "$(gid_hex "$(out "$_o" cli-rtr.qp_attr.ah.grh.dgid)")" "$(port_gidhex $BP)"
-	chk_end "baseline:$_c-active-qp" "$_o"
+	chk_end "noret:$_c-active-qp" "$_o"
 
-	# The passive side: 6.1's LRH fix-up (cm_process_routed_req): DLID =
+	# The passive side: the LRH fix-up (cm_process_routed_req): DLID =
 	# the REQ's LRH SLID (the router's port on B), SL = the REQ's LRH SL
 	# (the router's map), but MTU and rate from the REQ (subnet A's).
 	chk_begin
@@ -286,7 +291,7 @@ check_connection() {
 	chk_num hop "$(out "$_o" conn-rtr.qp_attr.ah.grh.hop_limit)" 255
 	chk dgid "$(gid_hex "$(out "$_o" conn-rtr.qp_attr.ah.grh.dgid)")" "$(port_gidhex $AP)"
 	chk_num src-path-bits "$(out "$_o" conn-rtr.qp_attr.ah.src_path_bits)" 0
-	chk_end "baseline:$_c-passive-qp-lrh-fixup" "$_o"
+	chk_end "noret:$_c-passive-qp-lrh-fixup" "$_o"
 	# ... and its path record: Remote Port LID fixed up to the receive
 	# completion's dlid_path_bits, so the SLID is 0 (cm.c:2059-2061).
 	chk_begin
@@ -294,20 +299,21 @@ check_connection() {
 	chk_num slid "$(out "$_o" 'conn.path[0].slid')" 0
 	chk_num sl "$(out "$_o" 'conn.path[0].sl')" "$_slin"
 	chk_num mtu "$(out "$_o" 'conn.path[0].mtu')" "$MTU_A"
-	chk_end "baseline:$_c-passive-path" "$_o"
+	chk_end "noret:$_c-passive-path" "$_o"
 }
 
 if connect base 7201 0x111 0x222; then
-	t_pass $T:baseline:base-connect
+	t_pass $T:noret:base-connect
 else
-	t_fail $T:baseline:base-connect "simfab-cm failed: $(tail -n 1 /tmp/sfr-base.out.err)"
+	t_fail $T:noret:base-connect "simfab-cm failed: $(tail -n 1 /tmp/sfr-base.out.err)"
 	diag_file /tmp/sfr-base.out.err
 	diag_file /tmp/sfr-base.cap
 fi
 check_connection base "$RA"
 
 # What b1's own SA says for b1 -> a1: the path to RB's port on B with
-# subnet B's SL, MTU and rate; the passive QP above has none of them.
+# subnet B's SL, MTU and rate; without a return record the passive QP
+# above has none of them (with one it has: simfab-rc rc:routed-ret).
 timeout 20 "$CM" 'id own ps=ib' "bind gid=$(port_gid $BP)" \
 	"resolve-addr dst-gid=$(port_gid $AP) dst-port=7202 timeout=5000" \
 	'wait ADDR_RESOLVED' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED' \
@@ -323,7 +329,7 @@ chk_ne dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$(out /tmp/sfr-own.out 'path[0
 chk_ne sl "$(out $o conn-rtr.qp_attr.ah.sl)" "$(out /tmp/sfr-own.out 'path[0].sl')"
 chk_ne mtu "$(out $o conn-rtr.qp_attr.path_mtu)" "$(out /tmp/sfr-own.out 'path[0].mtu')"
 chk_ne rate "$(out $o conn-rtr.qp_attr.ah.static_rate)" "$(out /tmp/sfr-own.out 'path[0].rate')"
-chk_end baseline:passive-qp-not-own-sa /tmp/sfr-own.out $o
+chk_end noret:passive-qp-not-own-sa /tmp/sfr-own.out $o
 
 # ---- router rules with hand-made paths -----------------------------------------
 # send_req NAME PORT DGID PATH-FIELDS: a1 sends one REQ over a path set by
