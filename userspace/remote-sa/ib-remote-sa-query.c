@@ -467,11 +467,20 @@ int main(int argc, char **argv)
 		d.hop_limit = sa.pr.hop_limit ? sa.pr.hop_limit : 0xff;
 		d.tclass = sa.pr.tclass;
 		d.flow_label = sa.pr.flow_label;
-		fwd_pkey = sa.pr.pkey;
+		/*
+		 * The Get travels in the default partition, which every port
+		 * shares: the path's own P_Key is only known to be shared with
+		 * the router (docs/remote-sa-protocol.md, section 6).
+		 */
+		fwd_pkey = 0xffff;
 		idx = pkey_index(&port, fwd_pkey);
+		if (idx < 0) {
+			fwd_pkey = 0x7fff;
+			idx = pkey_index(&port, fwd_pkey);
+		}
 		if (idx < 0)
-			return local_error("the path's P_Key 0x%04x is not in port %s/%d's table",
-					   fwd_pkey, port.ca_name, port.portnum);
+			return local_error("port %s/%d is not a member of the default partition",
+					   port.ca_name, port.portnum);
 		d.pkey_index = (uint16_t)idx;
 	}
 	d.grh = !opt_no_grh;

@@ -11,7 +11,8 @@
  *   simfab_rsa_test: q=N status=S mad_status=0xSSSS ms=T [dlid=.. slid=..
  *   sl=.. mtu=.. rate=.. life=.. hop=.. pkey=0x.. sgid=.. dgid=..]
  * With wait=0 the queries stay in flight after load (for the unload and
- * device-removal tests); cancel=1 cancels each right after sending it.
+ * device-removal tests); cancel=1 cancels each right after sending it;
+ * pkey=P adds a P_Key component.
  * Module exit cancels what is still in flight and waits for the callbacks.
  */
 
@@ -39,6 +40,8 @@ static bool wait = true;
 module_param(wait, bool, 0444);
 static bool cancel;
 module_param(cancel, bool, 0444);
+static int pkey = -1;
+module_param(pkey, int, 0444);	/* a P_Key component for the query */
 
 struct rsa_test_query {
 	int n;
@@ -82,6 +85,8 @@ static int __init rsa_test_init(void)
 {
 	union ib_gid tgid, sgid;
 	struct ib_device *ibdev;
+	struct sa_path_rec rec = {};
+	ib_sa_comp_mask mask = 0;
 	int i;
 
 	if (parse_gid(target, &tgid) ||
@@ -99,6 +104,10 @@ static int __init rsa_test_init(void)
 		ib_device_put(ibdev);
 		return -ENOMEM;
 	}
+	if (pkey >= 0) {
+		rec.pkey = cpu_to_be16(pkey);
+		mask = IB_SA_PATH_REC_PKEY;
+	}
 	atomic_set(&pending, 1);
 	for (i = 0; i < count; i++) {
 		struct rsa_test_query *tq = &queries[i];
@@ -108,7 +117,8 @@ static int __init rsa_test_init(void)
 		atomic_inc(&pending);
 		tq->id = ib_remote_sa_path_get(ibdev, port, &tgid,
 					       *service ? &sgid : NULL,
-					       NULL, NULL, 0, timeout_ms,
+					       NULL, mask ? &rec : NULL, mask,
+					       timeout_ms,
 					       retries, GFP_KERNEL,
 					       rsa_test_cb, tq, &tq->query);
 		if (tq->id < 0) {

@@ -14,6 +14,14 @@
 #            max_outstanding, cancel.
 # malformed: requests crafted with ib-remote-sa-query: each refused with
 #            its status and counter, malformed ones logged.
+# cache:     repeated queries answered from the client cache (no MAD on
+#            the wire), TTL and negative TTL, a flush on each local port
+#            event (LID, P_Key, SM, port down/up) and on cache_flush.
+# proxy:     a service node on B answers for a target that runs no
+#            service, found through the configfs service map; "list"
+#            mode refuses targets outside its allow-list.
+# security:  the per-requester rate limit under a storm from several
+#            hosts (nothing lost within the limit), the P_Key check.
 # unload:    ib_remote_sa unloaded with requests waiting on the local SA,
 #            and simfab removed with client queries in flight.
 #
@@ -123,7 +131,7 @@ diag "A=$A B=$B RB=$RB ($RB_B lid $RBLID) a1 lid $ALID b1 lid $BLID"
 # ---- the service is up on every port ------------------------------------------
 chk_begin
 for p in $AP $A2P $BP $B2P; do
-	chk "$p-responder" "$(cat "$S/$(dev_of $p)/1/responder" 2>/dev/null)" 1
+	chk "$p-responder" "$(cat "$S/$(dev_of "$p")/1/responder" 2>/dev/null)" 1
 done
 chk_end rsa:responder-on
 
@@ -137,6 +145,12 @@ chk_begin
 chk_num own-dlid "$(out $OWN 'path[0].dlid')" "$RBLID"
 chk_num own-slid "$(out $OWN 'path[0].slid')" "$BLID"
 chk_end rsa:reference-own-sa $OWN
+
+# The protocol checks below count MADs per query: no client cache for
+# them (cache: below turns it back on).
+P=/sys/module/ib_remote_sa/parameters
+TTL0=$(cat $P/cache_ttl_ms) NEG0=$(cat $P/neg_ttl_ms)
+echo 0 >$P/cache_ttl_ms
 
 # ---- a1 asks b1's service for b1 -> a1 ----------------------------------------
 echo clear >$D/ctl
@@ -304,8 +318,8 @@ chk_end rsa:cancel /tmp/rsa-cancel.out
 tool() {
 	_n=$1
 	shift
-	timeout 30 "$Q" --kv "$@" >/tmp/rsa-tool-$_n.out 2>/tmp/rsa-tool-$_n.err
-	echo $? >/tmp/rsa-tool-$_n.rc
+	timeout 30 "$Q" --kv "$@" >"/tmp/rsa-tool-$_n.out" 2>"/tmp/rsa-tool-$_n.err"
+	echo $? >"/tmp/rsa-tool-$_n.rc"
 }
 kv() {
 	sed -n "s/^$2=//p" "/tmp/rsa-tool-$1.out" | head -n 1
@@ -400,6 +414,184 @@ else
 	[ -z "$(trouble /tmp/rsa-malformed.dmesg)" ] || _bad="$_bad kernel-trouble"
 	chk_end malformed:logged /tmp/rsa-malformed.dmesg
 fi
+
+# ---- cache ---------------------------------------------------------------------
+echo "$TTL0" >$P/cache_ttl_ms
+echo "$NEG0" >$P/neg_ttl_ms
+echo 1 >"$S/$(dev_of $AP)/1/cache_flush"
+# madtx H/P: GSI MADs that port has sent, every class (simfab counters).
+madtx() {
+	awk -v p="port=$1" '$1 == p && $2 == "dir=tx" && $3 ~ /^class=/ {
+		sub(/count=/, "", $6); n += $6 } END { print n + 0 }' $D/counters
+}
+rsa_query cold "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+m0=$(madtx $AP) s0=$(cnt $AP client_sent) h0=$(cnt $AP cache_hits)
+rsa_query warm "target=$(port_gid $BP)" timeout_ms=4000 retries=0 count=3
+chk_begin
+chk cold-status "$(qf /tmp/rsa-cold.out 0 status)" 0
+for i in 0 1 2; do
+	chk "warm$i-status" "$(qf /tmp/rsa-warm.out $i status)" 0
+	chk_num "warm$i-slid" "$(qf /tmp/rsa-warm.out $i slid)" "$BLID"
+	chk_num "warm$i-dlid" "$(qf /tmp/rsa-warm.out $i dlid)" "$RBLID"
+done
+chk_num hits $(($(cnt $AP cache_hits) - h0)) 3
+chk_num no-sends $(($(cnt $AP client_sent) - s0)) 0
+chk_num no-mads-from-a1 $(($(madtx $AP) - m0)) 0
+chk_num entries "$(cat "$S/$(dev_of $AP)/1/cache_entries")" 1
+chk_end cache:repeated-queries-are-hits /tmp/rsa-warm.out $D/counters
+
+# Each local port event flushes the port's answers; the next query is a
+# miss that goes on the wire again.
+# event NAME CTL-DO CTL-UNDO: the event (then undone), checked.
+event() {
+	rsa_query "ev-$1-warm" "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+	f0=$(cnt $AP cache_flushes) s0=$(cnt $AP client_sent)
+	echo "$2" >$D/ctl
+	sleep 0.3
+	e1=$(cat "$S/$(dev_of $AP)/1/cache_entries")
+	echo "$3" >$D/ctl
+	sleep 0.3
+	rsa_query "ev-$1" "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+	chk_begin
+	chk_num flushed "$(( $(cnt $AP cache_flushes) - f0 >= 1 ))" 1
+	chk_num entries-after-event "$e1" 0
+	chk_num sent-again $(($(cnt $AP client_sent) - s0)) 1
+	chk status "$(qf "/tmp/rsa-ev-$1.out" 0 status)" 0
+	chk_end "cache:flush-on-$1" "/tmp/rsa-ev-$1.out"
+}
+ALID0=$(topo_port $AP lid)
+PK2=$(topo_host a1 pkey2)
+event lid-change "lid $AP $((ALID0 + 64))" "lid $AP $ALID0"
+event pkey-change "pkey $AP 1 0x8003" "pkey $AP 1 $PK2"
+event sm-change "sm $A2P" "sm $AP"
+event port-down-up "down $AP" "up $AP"
+s0=$(cnt $AP client_sent)
+echo 1 >"$S/$(dev_of $AP)/1/cache_flush"
+rsa_query flushed "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+chk_begin
+chk_num sent-after-flush $(($(cnt $AP client_sent) - s0)) 1
+chk_end cache:sysfs-flush /tmp/rsa-flushed.out
+
+# TTL: an answer is reused until cache_ttl_ms, a refusal until neg_ttl_ms.
+echo 700 >$P/cache_ttl_ms
+echo 400 >$P/neg_ttl_ms
+echo 1 >"$S/$(dev_of $AP)/1/cache_flush"
+rsa_query ttl1 "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+sleep 1
+x0=$(cnt $AP cache_expired) s0=$(cnt $AP client_sent)
+rsa_query ttl2 "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+chk_begin
+chk status "$(qf /tmp/rsa-ttl2.out 0 status)" 0
+chk_num expired $(($(cnt $AP cache_expired) - x0)) 1
+chk_num sent-again $(($(cnt $AP client_sent) - s0)) 1
+chk_end cache:ttl /tmp/rsa-ttl2.out
+echo 0 >"$S/$(dev_of $B2P)/1/responder"
+rsa_query neg1 "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+s0=$(cnt $AP client_sent)
+rsa_query neg2 "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+s1=$(cnt $AP client_sent)
+sleep 0.6
+rsa_query neg3 "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+chk_begin
+chk neg1 "$(qf /tmp/rsa-neg1.out 0 status)" -95
+chk neg2-cached "$(qf /tmp/rsa-neg2.out 0 status)" -95
+chk_num neg2-no-send $((s1 - s0)) 0
+chk neg3 "$(qf /tmp/rsa-neg3.out 0 status)" -95
+chk_num neg3-sent-again $(($(cnt $AP client_sent) - s1)) 1
+chk_end cache:negative-ttl /tmp/rsa-neg1.out /tmp/rsa-neg2.out /tmp/rsa-neg3.out
+echo 0 >$P/cache_ttl_ms
+
+# ---- proxy: a service node on B for a target without the service --------------
+# b2 runs no service (responder off); b1 answers for it, found through the
+# configfs map of B's prefix.
+CFS=/sys/kernel/config
+mount -t configfs configfs $CFS 2>/dev/null
+MAP=$CFS/ib_remote_sa/services/siteB
+if mkdir $MAP 2>/dev/null; then
+	topo_subnet "$B" prefix >$MAP/prefix
+	port_gid $BP >$MAP/service
+	SV=$S/$(dev_of $BP)/1
+	echo subnet >"$SV/serve"
+	echo clear >$D/ctl
+	rsa_query proxy "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+	cat $D/capture >/tmp/rsa-proxy.cap
+	chk_begin
+	chk map-prefix "$(cat $MAP/prefix)" "$(topo_subnet "$B" prefix)"
+	chk status "$(qf /tmp/rsa-proxy.out 0 status)" 0
+	chk_num slid "$(qf /tmp/rsa-proxy.out 0 slid)" "$(topo_port $B2P lid)"
+	chk_num dlid "$(qf /tmp/rsa-proxy.out 0 dlid)" "$RBLID"
+	chk sgid "$(gid_hex "$(qf /tmp/rsa-proxy.out 0 sgid)")" "$(port_gidhex $B2P)"
+	grep -q " at=$BP .* class=0x0d cv=1 method=0x01 .* verdict=delivered " /tmp/rsa-proxy.cap ||
+		_bad="$_bad no-get-at-b1"
+	! grep -q " at=$B2P .* class=0x0d " /tmp/rsa-proxy.cap || _bad="$_bad get-went-to-b2"
+	chk_end proxy:service-node-answers-for-unmodified-target /tmp/rsa-proxy.out /tmp/rsa-proxy.cap
+	# "list": only targets in the allow-list.
+	echo list >"$SV/serve"
+	echo clear >"$SV/allow"
+	ns0=$(cnt $BP rej_not_served)
+	rsa_query notlisted "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+	echo "add $(port_gid $B2P)" >"$SV/allow"
+	rsa_query listed "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+	chk_begin
+	chk notlisted "$(qf /tmp/rsa-notlisted.out 0 mad_status)" 0x0500
+	chk_num rej-not-served $(($(cnt $BP rej_not_served) - ns0)) 1
+	chk listed "$(qf /tmp/rsa-listed.out 0 status)" 0
+	chk allow-list "$(gid_hex "$(cat "$SV/allow")")" "$(port_gidhex $B2P)"
+	chk_end proxy:allow-list /tmp/rsa-notlisted.out /tmp/rsa-listed.out
+	# Default "own": refused again.
+	echo own >"$SV/serve"
+	rsa_query own "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
+	chk_begin
+	chk own "$(qf /tmp/rsa-own.out 0 mad_status)" 0x0500
+	chk_end proxy:default-own-gids-only /tmp/rsa-own.out
+	rmdir $MAP
+else
+	t_fail "$T:proxy" "cannot create $MAP (configfs)"
+fi
+echo 1 >"$S/$(dev_of $B2P)/1/responder"
+
+# ---- security -------------------------------------------------------------------
+# A storm from a1 beyond b1's limit (1/s, burst 5): the burst (plus at
+# most one refill) answered, the rest dropped and counted; a2 and a3
+# right after, within the limit: nothing lost.
+echo 1 >$P/rate_limit
+echo 5 >$P/rate_burst
+rl0=$(cnt $BP rej_rate_limited)
+rsa_query storm "target=$(port_gid $BP)" timeout_ms=1500 retries=0 count=12
+ok=$(grep -c ' status=0 ' /tmp/rsa-storm.out)
+lost=$(($(cnt $BP rej_rate_limited) - rl0))
+for h in a2 a3; do
+	_m=$(dmesg_mark)
+	modprobe simfab_rsa_test "dev=$(topo_host $h dev)" port=1 "target=$(port_gid $BP)" \
+		timeout_ms=3000 retries=0 count=5 >/dev/null 2>&1
+	rmmod simfab_rsa_test
+	dmesg_since "$_m" | sed -n 's/.*simfab_rsa_test: //p' >"/tmp/rsa-storm-$h.out"
+done
+echo 100 >$P/rate_limit
+echo 20 >$P/rate_burst
+chk_begin
+[ "$ok" -ge 5 ] && [ "$ok" -le 6 ] || _bad="$_bad a1-answered=$ok(want 5..6)"
+chk_num a1-dropped "$lost" $((12 - ok))
+chk_num a1-timeouts "$(grep -c ' status=-110 ' /tmp/rsa-storm.out)" $((12 - ok))
+chk_num a2-answered "$(grep -c ' status=0 ' /tmp/rsa-storm-a2.out)" 5
+chk_num a3-answered "$(grep -c ' status=0 ' /tmp/rsa-storm-a3.out)" 5
+chk_end security:rate-limit-per-requester /tmp/rsa-storm.out /tmp/rsa-storm-a2.out /tmp/rsa-storm-a3.out
+# A path in a partition the request did not travel in: denied (the tool
+# sends a P_Key component 0x0000 in the default partition). The kernel
+# client sends such a query in the partition asked about: 0xFFFF answered.
+pk0=$(cnt $BP rej_pkey)
+if [ -x "$Q" ]; then
+	tool pkey-other -C "$(dev_of $AP)" -P 1 --comp-mask 0x200c "$(port_gid $BP)"
+fi
+rsa_query pkey-same "target=$(port_gid $BP)" timeout_ms=4000 retries=0 pkey=0xffff
+chk_begin
+if [ -x "$Q" ]; then
+	chk_num other-mad-status "$(kv pkey-other status)" 0x0700
+	chk_num rej-pkey $(($(cnt $BP rej_pkey) - pk0)) 1
+fi
+chk same-status "$(qf /tmp/rsa-pkey-same.out 0 status)" 0
+chk_num same-pkey "$(qf /tmp/rsa-pkey-same.out 0 pkey)" 0xffff
+chk_end security:pkey-membership /tmp/rsa-tool-pkey-other.out /tmp/rsa-pkey-same.out
 
 # ---- unload with work in flight ------------------------------------------------
 # Requests waiting on B's SA (held 2 s) when ib_remote_sa goes away.
