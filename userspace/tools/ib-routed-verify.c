@@ -701,7 +701,8 @@ static void check_remote_sa(struct verify *v)
 		closedir(d);
 	free(dir);
 	if (!on.n && !off.n) {
-		report(v, "remote-sa", SEV_WARN, "ib_remote_sa is loaded but serves no IB port");
+		report(v, "remote-sa", SEV_SKIP,
+		       "ib_remote_sa is loaded but this node has no IB port to serve (RoCE and iWARP ports have no remote SA)");
 	} else {
 		char *a = join(&on, " "), *b = join(&off, " ");
 

@@ -39,7 +39,7 @@ fi
 # With an RDMA device present the dependents' ib_client add callbacks run
 # too (ib_srpt, for one, creates its CM ids there), not only module init.
 rxe_up || t_fail intree-dependents:rxe "could not bring up $RXE_DEV on $RXE_NETDEV"
-if modprobe rdma_ucm; then
+if load_stack; then
 	t_pass intree-dependents:stack
 else
 	t_fail intree-dependents:stack "modprobe rdma_ucm failed"

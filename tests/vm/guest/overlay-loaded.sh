@@ -12,7 +12,7 @@ else
 	t_fail overlay-loaded:stamp-file "no $STAMP_FILE in the image (in-tree run?)"
 fi
 
-if modprobe rdma_ucm; then
+if load_stack; then
 	t_pass overlay-loaded:modprobe
 else
 	t_fail overlay-loaded:modprobe "modprobe rdma_ucm failed"

@@ -13,7 +13,7 @@ if ! rxe_up; then
 	t_summary
 	exit
 fi
-modprobe rdma_ucm || t_fail reload:modprobe "modprobe rdma_ucm failed"
+load_stack || t_fail reload:modprobe "modprobe rdma_ucm failed"
 
 # Unload in reverse order of the stack; an in-tree user an earlier test
 # loaded (ib_ipoib, rpcrdma, ...) holds ib_cm/rdma_cm and goes first.
@@ -35,7 +35,7 @@ for cycle in 1 2 3; do
 		t_fail "$name" "$problem"
 		continue
 	fi
-	if ! modprobe rdma_ucm; then
+	if ! load_stack; then
 		t_fail "$name" "modprobe rdma_ucm failed"
 		continue
 	fi

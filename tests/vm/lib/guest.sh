@@ -51,6 +51,16 @@ dmesg_since() {
 DMESG_BAD='Oops|WARNING:|WARN|BUG:|Call Trace|general protection|disagrees about version of symbol|Unknown symbol|[Ee]rror|[Ff]ail'
 
 # ---- modules -------------------------------------------------------------
+# load_stack: the CM stack as a consumer loads it (modprobe rdma_ucm), then
+# the overlay modules no in-tree module pulls in (ib_remote_sa, until
+# rdma_cm depends on it).
+load_stack() {
+	modprobe rdma_ucm || return 1
+	for _m in $OVERLAY_MODS; do
+		modprobe "$_m" || return 1
+	done
+}
+
 mod_loaded() {
 	[ -d "/sys/module/$(echo "$1" | tr - _)" ]
 }
