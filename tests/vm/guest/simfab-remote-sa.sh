@@ -593,6 +593,37 @@ chk same-status "$(qf /tmp/rsa-pkey-same.out 0 status)" 0
 chk_num same-pkey "$(qf /tmp/rsa-pkey-same.out 0 pkey)" 0xffff
 chk_end security:pkey-membership /tmp/rsa-tool-pkey-other.out /tmp/rsa-pkey-same.out
 
+# ---- the responder's own SA requester ---------------------------------------------
+# B's SA's own status is passed on: an unknown GID of subnet B (b1 serving
+# its whole subnet) is B's SA's ERR_REQ_INVALID_GID, not "no records".
+XG=$(gid_hex "$(port_gid $BP)" | cut -c1-16)00000000deadbeef
+XGID=$(echo "$XG" | sed 's/..../&:/g; s/:$//')
+echo subnet >"$S/$(dev_of $BP)/1/serve"
+se0=$(cnt $BP rej_sa_error)
+rsa_query unknown "target=$XGID" "service=$(port_gid $BP)" timeout_ms=4000 retries=0
+echo own >"$S/$(dev_of $BP)/1/serve"
+chk_begin
+chk status "$(qf /tmp/rsa-unknown.out 0 status)" -99
+chk_num mad-status "$(qf /tmp/rsa-unknown.out 0 mad_status)" 0x0500
+chk_num rej-sa-error $(($(cnt $BP rej_sa_error) - se0)) 1
+chk_end sa:status-passed-on /tmp/rsa-unknown.out
+# The SM moves to b2: b1's SM address is rebuilt and its SA queries go to
+# b2's LID.
+u0=$(cnt $BP sm_ah_updates)
+echo "sm $B2P" >$D/ctl
+sleep 0.5
+echo clear >$D/ctl
+rsa_query newsm "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+cat $D/capture >/tmp/rsa-newsm.cap
+echo "sm $BP" >$D/ctl
+sleep 0.5
+chk_begin
+chk status "$(qf /tmp/rsa-newsm.out 0 status)" 0
+chk_num sm-ah-updated "$(( $(cnt $BP sm_ah_updates) - u0 >= 1 ))" 1
+grep -q " sn=$B at=$B2P slid=$BLID dlid=$(topo_port $B2P lid) .* class=0x03 .* method=0x01 .* attr=0x0035 .* verdict=sa " /tmp/rsa-newsm.cap ||
+	_bad="$_bad no-sa-get-from-b1-to-b2"
+chk_end sa:sm-change-followed /tmp/rsa-newsm.out /tmp/rsa-newsm.cap
+
 # ---- unload with work in flight ------------------------------------------------
 # Requests waiting on B's SA (held 2 s) when ib_remote_sa goes away.
 m0=$(dmesg_mark)
