@@ -2096,7 +2096,7 @@ static int sf_mcast_show(struct seq_file *m, void *v)
 		if (!g->used)
 			continue;
 		sn = &sf_fab.subnets[g->subnet];
-		seq_printf(m, "mcg %s mgid=%pI6 mlid=0x%04x qkey=0x%08x pkey=0x%04x mtu=%u rate=%u life=%u sl=%u tclass=%u flow=0x%05x hop=%u scope=%u well_known=%d members=",
+		seq_printf(m, "mcg %s mgid=%pI6c mlid=0x%04x qkey=0x%08x pkey=0x%04x mtu=%u rate=%u life=%u sl=%u tclass=%u flow=0x%05x hop=%u scope=%u well_known=%d members=",
 			   sn->name, g->mgid.raw, g->mlid, g->qkey, g->pkey,
 			   g->mtu, g->rate, g->life, g->sl, g->tclass, g->flow,
 			   g->hop, g->scope, g->well_known);
@@ -2117,7 +2117,7 @@ static int sf_mcast_show(struct seq_file *m, void *v)
 	list_for_each_entry(a, &sf_mcatts, list) {
 		struct sf_dev *d = to_sdev(a->qp->ibqp.device);
 
-		seq_printf(m, "attach %s/%u qpn=%u mgid=%pI6 mlid=0x%04x\n",
+		seq_printf(m, "attach %s/%u qpn=%u mgid=%pI6c mlid=0x%04x\n",
 			   sf_fab.hosts[d->host].name, a->qp->port,
 			   a->qp->ibqp.qp_num, a->mgid.raw, a->mlid);
 		if (++k == 256)

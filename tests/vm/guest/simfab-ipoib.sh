@@ -38,6 +38,9 @@
 
 T=simfab-ipoib
 D=/sys/kernel/debug/simfab
+# iproute2's ip (namespaces): busybox sh prefers its own ip applet.
+IP=/usr/sbin/ip
+[ -x $IP ] || IP=/bin/ip
 TOPOFILE=/ibr/simfab/topology/ipoib.topo
 
 if ! has_mod simfab || ! has_mod ib_ipoib; then
@@ -52,6 +55,7 @@ if [ ! -f "$TOPOFILE" ]; then
 fi
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+modprobe ib_umad 2>/dev/null	# saquery
 ! mod_loaded ib_ipoib || rmmod ib_ipoib
 ! mod_loaded simfab_test || rmmod simfab_test
 ! mod_loaded simfab || rmmod simfab
@@ -227,22 +231,22 @@ done
 echo clear >$D/ctl
 setup_bad=
 for h in $HOSTS; do
-	ip netns add "$h" || setup_bad="$setup_bad netns-$h"
-	ip -n "$h" link set lo up
+	$IP netns add "$h" || setup_bad="$setup_bad netns-$h"
+	$IP -n "$h" link set lo up
 done
 for p in $ALL; do
 	h=${p%/*} nd=$(nd_of "$p")
 	[ -n "$nd" ] || continue
-	ip link set "$nd" netns "$h" &&
-		ip -n "$h" addr add "$(ip_of "$p")/24" dev "$nd" &&
-		ip -n "$h" link set "$nd" up || setup_bad="$setup_bad $p"
+	$IP link set "$nd" netns "$h" &&
+		$IP -n "$h" addr add "$(ip_of "$p")/24" dev "$nd" &&
+		$IP -n "$h" link set "$nd" up || setup_bad="$setup_bad $p"
 done
-ip netns exec "$GW" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward' ||
+$IP netns exec "$GW" sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward' ||
 	setup_bad="$setup_bad ip_forward"
 for h in $HOSTS; do
 	[ "$h" = "$GW" ] && continue
 	s=$(topo_host "$h" subnet)
-	ip -n "$h" route add 10.0.0.0/8 via "$(ip_of "$(gw_on "$s")")" ||
+	$IP -n "$h" route add 10.0.0.0/8 via "$(ip_of "$(gw_on "$s")")" ||
 		setup_bad="$setup_bad route-$h"
 done
 if [ -z "$setup_bad" ]; then
@@ -257,7 +261,7 @@ nocarrier=
 for _ in $(seq 60); do
 	nocarrier=
 	for p in $ALL; do
-		ip -n "${p%/*}" -o link show dev "$(nd_of "$p")" 2>/dev/null |
+		$IP -n "${p%/*}" -o link show dev "$(nd_of "$p")" 2>/dev/null |
 			grep -q LOWER_UP || nocarrier="$nocarrier $p"
 	done
 	[ -z "$nocarrier" ] && break
@@ -275,7 +279,7 @@ mtu_bytes() { echo $((128 << $1)); }
 for p in $ALL; do
 	s=$(topo_port "$p" subnet)
 	g=$(sed -n "s|^mcg $s mgid=ff12:401b:ffff::ffff:ffff .* mtu=\([0-9]*\) .*|\1|p" /tmp/sfi.mcast)
-	got=$(ip -n "${p%/*}" -o link show dev "$(nd_of "$p")" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+	got=$($IP -n "${p%/*}" -o link show dev "$(nd_of "$p")" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 	[ -n "$g" ] && chk "mtu-$p" "$got" $(($(mtu_bytes "$g") - 4))
 done
 chk_ne mtu-differs "$(sed -n "s|^mcg $A mgid=ff12:401b:ffff::ffff:ffff .* mtu=\([0-9]*\) .*|\1|p" /tmp/sfi.mcast)" \
@@ -330,7 +334,7 @@ chk_end join-capture
 # ping FROM_HP TO_HP: 3 echo requests from FROM's namespace; the replies'
 # TTL in /tmp/sfi-ping.out.
 ping_ok() {
-	ip netns exec "${1%/*}" ping -c 3 -W 5 "$(ip_of "$2")" >/tmp/sfi-ping.out 2>&1 &&
+	$IP netns exec "${1%/*}" ping -c 3 -W 5 "$(ip_of "$2")" >/tmp/sfi-ping.out 2>&1 &&
 		grep -q ' 0% packet loss' /tmp/sfi-ping.out
 }
 ttl() {
@@ -361,9 +365,9 @@ chk ttl "$(ttl)" 63
 chk_end ping-ip-router /tmp/sfi-ping.out $D/counters
 
 # ---- IP-addressed kernel rdma_cm within subnet A ------------------------------
-ip netns exec a1 sleep 600 &
+$IP netns exec a1 sleep 600 &
 ns_a=$!
-ip netns exec a2 sleep 600 &
+$IP netns exec a2 sleep 600 &
 ns_p=$!
 sleep 0.5
 echo clear >$D/ctl
@@ -387,8 +391,9 @@ chk port "$(echo "$l" | sed -n 's/.* port=\([0-9]*\) .*/\1/p')" 1
 chk dgid "$(gid_hex "$(echo "$l" | sed -n 's/.* dgid=\([^ ]*\).*/\1/p')")" "$(port_gidhex a2/1)"
 chk_end ipcm-resolved /tmp/sfi-ipcm.ktap
 # The REQ at a2: from a1's LID, rdma_cm's IP header in its private data
-# (REQ byte 140, MAD byte 164: version, IP version, port, then source
-# and destination, IPv4 in the last 4 of 16 bytes each; cma.c cma_hdr).
+# (REQ byte 140, MAD byte 164: version, IP version, source port, then
+# source and destination, IPv4 in the last 4 of 16 bytes each; cma.c
+# cma_hdr).
 iphex() {
 	echo "$1" | awk -F. '{ printf "%02x%02x%02x%02x\n", $1, $2, $3, $4 }'
 }
@@ -400,14 +405,16 @@ if [ -n "$req" ]; then
 	chk slid "$(capf "$req" slid)" "$(topo_port a1/1 lid)"
 	chk src-ip "$(mad "$rm" 180 4)" "$(iphex "$AIP")"
 	chk dst-ip "$(mad "$rm" 196 4)" "$(iphex "$PIP")"
-	chk_num dst-port "0x$(mad "$rm" 166 2)" 18515
+	# The destination port is in the Service ID (RDMA_PS_TCP 0x0106,
+	# cma.c cma_get_service_id); the header's port is the source's.
+	chk service-id "$(mad "$rm" 32 8)" "$(printf '000000000106%04x' 18515)"
 fi
 chk_end ipcm-req-wire
 
 # ---- clean up -------------------------------------------------------------------
 rmmod ib_ipoib
 for h in $HOSTS; do
-	ip netns del "$h"
+	$IP netns del "$h"
 done
 if rmmod simfab; then
 	t_pass $T:unload
