@@ -452,9 +452,9 @@ static void t_collect(struct t_end *e, int ms, struct t_seen *sn)
 	memset(sn, 0, sizeof(*sn));
 	for (;;) {
 		while (ib_poll_cq(e->cq, 1, &wc) == 1) {
-			if (wc.opcode == IB_WC_SEND)
+			if (wc.opcode == IB_WC_SEND) {
 				sn->sends++;
-			else if (wc.opcode == IB_WC_RECV) {
+			} else if (wc.opcode == IB_WC_RECV) {
 				sn->recvs++;
 				sn->rwc = wc;
 			}
@@ -617,7 +617,8 @@ static void t_mc(void)
 		 "mc_replicate_multi_sge",
 		 "the joined port did not get the 3-SGE packet intact");
 	t_result(!ret && k == 1 && t_mc_got(&ablk, &sab, &a, &ja->rec, payload),
-		 "mc_loopback", "the sending port's attached QPs (sender included) did not get a copy");
+		 "mc_loopback",
+		 "the sending port's attached QPs (sender too) got no copy");
 	t_result(!ret && !scc.recvs, "mc_not_joined_no_copy",
 		 "a port attached but not joined got a copy");
 

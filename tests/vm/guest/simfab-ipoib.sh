@@ -131,7 +131,10 @@ ktap() {
 	while read -r st _ name rest; do
 		case $st in
 		ok) t_pass "$T:ktap-${name#simfab_}" ;;
-		not) t_fail "$T:ktap-${rest%% *}" "${rest#* # }" ;;
+		not)
+			_n=${rest%% *}
+			t_fail "$T:ktap-${_n#simfab_}" "${rest#* # }"
+			;;
 		esac
 	done <<-EOF
 	$(grep -E '^(ok|not ok) [0-9]+ simfab_' "$2")
