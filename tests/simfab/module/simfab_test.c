@@ -531,6 +531,25 @@ static bool t_mc_got(struct t_end *e, struct t_seen *sn, struct t_end *from,
 	       !memcmp(e->buf + 40, payload, T_LEN);
 }
 
+/* query_qp of a UD QP, as ib_ipoib and ib_attach_mcast read it. */
+static void t_mc_query(struct t_end *e, u32 port, u32 qkey)
+{
+	struct ib_qp_init_attr qi;
+	struct ib_qp_attr qa;
+	int ret;
+
+	ret = ib_query_qp(e->qp, &qa, IB_QP_STATE | IB_QP_PORT | IB_QP_QKEY |
+			  IB_QP_PKEY_INDEX, &qi);
+	pr_info("# mc query_qp ret=%d state=%d port=%u qkey=0x%x pkey_index=%u create_flags=0x%x max_send_sge=%u\n",
+		ret, qa.qp_state, qa.port_num, qa.qkey, qa.pkey_index,
+		qi.create_flags, qi.cap.max_send_sge);
+	t_result(!ret && qa.qp_state == IB_QPS_RTS && qa.port_num == port &&
+		 qa.qkey == qkey && !qa.pkey_index &&
+		 (qi.create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) &&
+		 qi.cap.max_send_sge >= 3, "mc_query_qp",
+		 "UD query_qp state/port/Q_Key/P_Key index/flags/SGEs wrong");
+}
+
 static void t_mc(void)
 {
 	static const union ib_gid bcast = { .raw = {
@@ -600,6 +619,8 @@ static void t_mc(void)
 	t_result(!ret, "mc_attach", "modify_qp(QKEY) or ib_attach_mcast failed");
 	if (ret)
 		goto out;
+
+	t_mc_query(&ablk, pa, be32_to_cpu(ja->rec.qkey));
 
 	/* a sends (three SGEs): b (joined) gets it, a gets its own copy
 	 * (loopback), ablk too (another QP on a's port), c (attached but
