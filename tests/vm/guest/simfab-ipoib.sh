@@ -24,6 +24,8 @@
 # ping-*:     ping within each subnet, and across the IP router (TTL one
 #             less), with the UD/multicast counters of simfab's ports
 #             showing the packets went through the simulated fabric.
+# ib-path-via-router: the IB path between the same hosts goes through
+#             the IB router (A's SA: the router port's DLID, HopLimit 255).
 # ktap-ipcm-*, ipcm-*: simfab_test.ko's "ipcm" case: an IP-addressed kernel
 #             rdma_cm connection (RDMA_PS_TCP, RC) within subnet A, each
 #             side in its host's namespace: ARP over IPoIB resolves the
@@ -366,6 +368,18 @@ chk ttl "$(ttl)" 63
 [ "$(counter "$g1" rx)" -ge $((rx1 + 3)) ] || _bad="$_bad gw-$A-rx"
 [ "$(counter "$g2" tx)" -ge $((tx2 + 3)) ] || _bad="$_bad gw-$B-tx"
 chk_end ping-ip-router /tmp/sfi-ping.out $D/counters
+
+# While IP goes through gw, the IB path between the same ports crosses the
+# IB router: A's SA answers a1 -> b1 with the DLID of the router port its
+# prefix route names and HopLimit 255 (simfab-routed checks the rest).
+RTR=$(awk -v s="$A" '$1 == "route" && $2 == s { sub(/^via=/, "", $4); sub(/,.*/, "", $4); print $4; exit }' $TOPO)
+RPORT=$(sed -n "s|^port \($RTR/[0-9]*\) .* subnet=$A .*|\1|p" $TOPO)
+chk_begin
+timeout 30 saquery -C "$(dev_of a1/1)" -P 1 PR --sgid "$(port_gid a1/1)" \
+	--dgid "$(port_gid b1/1)" >/tmp/sfi-pr.out 2>&1 || _bad="$_bad saquery-failed"
+chk dlid "$(sed -n 's/.*dlid\.*\([0-9]*\)$/\1/p' /tmp/sfi-pr.out)" "$(topo_port "$RPORT" lid)"
+chk_num hop "$(($(sed -n 's/.*hop_flow_raw\.*\(0x[0-9A-Fa-f]*\)$/\1/p' /tmp/sfi-pr.out) & 255))" 255
+chk_end ib-path-via-router /tmp/sfi-pr.out
 
 # ---- IP-addressed kernel rdma_cm within subnet A ------------------------------
 $IP netns exec a1 sleep 600 &
