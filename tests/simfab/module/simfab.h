@@ -155,6 +155,7 @@ struct sf_mcatt {
 	struct sf_qp *qp;
 	union ib_gid mgid;
 	u16 mlid;
+	int count;		/* attaches not yet detached */
 };
 
 struct sf_fabric {

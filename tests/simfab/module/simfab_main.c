@@ -985,16 +985,17 @@ static int sf_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * attach_mcast/detach_mcast (IBA 11.3.1 "Attach QP to Multicast Group"):
  * the port's CA hands every multicast packet whose DLID is @lid and (when
  * it has a GRH) whose DGID is @gid to each attached UD QP. ib_core checks
- * the MGID and the MLID range (verbs.c ib_attach_mcast). Attaching the
- * same group twice is refused, as mlx4 does; joining the group at the SA
- * is the consumer's business (ib_sa_join_multicast).
+ * the MGID and the MLID range (verbs.c ib_attach_mcast). A QP attached
+ * twice still gets one copy (ibv_attach_mcast(3)) and is detached by the
+ * second detach (ib_core counts each attach in qp->usecnt). Joining the
+ * group at the SA is the consumer's business (ib_sa_join_multicast).
  */
 static int sf_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	struct sf_qp *qp = to_sqp(ibqp);
 	struct sf_mcatt *a, *n;
 	unsigned long flags;
-	int ret = 0;
+	bool found = false;
 
 	n = kzalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
@@ -1002,35 +1003,44 @@ static int sf_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	n->qp = qp;
 	n->mgid = *gid;
 	n->mlid = lid;
+	n->count = 1;
 	spin_lock_irqsave(&sf_lock, flags);
 	list_for_each_entry(a, &sf_mcatts, list)
-		if (a->qp == qp && !memcmp(&a->mgid, gid, sizeof(*gid)))
-			ret = -EEXIST;
-	if (!ret)
+		if (a->qp == qp && a->mlid == lid &&
+		    !memcmp(&a->mgid, gid, sizeof(*gid))) {
+			a->count++;
+			found = true;
+			break;
+		}
+	if (!found)
 		list_add_tail(&n->list, &sf_mcatts);
 	spin_unlock_irqrestore(&sf_lock, flags);
-	if (ret)
+	if (found)
 		kfree(n);
-	return ret;
+	return 0;
 }
 
 static int sf_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	struct sf_qp *qp = to_sqp(ibqp);
-	struct sf_mcatt *a, *found = NULL;
+	struct sf_mcatt *a, *gone = NULL;
 	unsigned long flags;
+	int ret = -EINVAL;
 
 	spin_lock_irqsave(&sf_lock, flags);
 	list_for_each_entry(a, &sf_mcatts, list)
 		if (a->qp == qp && a->mlid == lid &&
 		    !memcmp(&a->mgid, gid, sizeof(*gid))) {
-			found = a;
-			list_del(&a->list);
+			ret = 0;
+			if (!--a->count) {
+				gone = a;
+				list_del(&a->list);
+			}
 			break;
 		}
 	spin_unlock_irqrestore(&sf_lock, flags);
-	kfree(found);
-	return found ? 0 : -EINVAL;
+	kfree(gone);
+	return ret;
 }
 
 /* Every attachment of @qp (destroy_qp); sf_lock held. */

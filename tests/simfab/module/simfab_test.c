@@ -564,7 +564,7 @@ static void t_mc(void)
 	char nc[IB_DEVICE_NAME_MAX];
 	u32 pa, pb, pc;
 	u8 *payload = NULL;
-	int ret, i, k;
+	int ret, i, k, twice = -1;
 	bool left = false;
 
 	ret = t_parse_end(mc_a, na, &pa) ?: t_parse_end(mc_b, nb, &pb) ?:
@@ -621,6 +621,8 @@ static void t_mc(void)
 		goto out;
 
 	t_mc_query(&ablk, pa, be32_to_cpu(ja->rec.qkey));
+	/* b attached a second time: still one copy (ibv_attach_mcast(3)). */
+	twice = ib_attach_mcast(b.qp, &ja->rec.mgid, be16_to_cpu(ja->rec.mlid));
 
 	/* a sends (three SGEs): b (joined) gets it, a gets its own copy
 	 * (loopback), ablk too (another QP on a's port), c (attached but
@@ -628,6 +630,7 @@ static void t_mc(void)
 	 */
 	for (i = 0; i < 4; i++)
 		t_post_recv(all[i]);
+	t_post_recv(&b);	/* room for a second copy, which must not come */
 	ret = t_mc_send(&a, &ja->rec, payload, &k);
 	t_collect(&b, 0, &sb);
 	t_collect(&ablk, 0, &sab);
@@ -642,6 +645,8 @@ static void t_mc(void)
 		 "the sending port's attached QPs (sender too) got no copy");
 	t_result(!ret && !scc.recvs, "mc_not_joined_no_copy",
 		 "a port attached but not joined got a copy");
+	t_result(!twice && sb.recvs == 1, "mc_attach_twice_one_copy",
+		 "a second attach failed or brought a second copy");
 
 	/* ablk (BLOCK_MULTICAST_LOOPBACK) sends: a and b get it, ablk not. */
 	for (i = 0; i < 4; i++)
@@ -657,6 +662,14 @@ static void t_mc(void)
 		 "BLOCK_MULTICAST_LOOPBACK sender got its copy, or a/b did not");
 
 	/* b leaves (ib_sa sends the Delete): a's packets stop reaching it. */
+	/* Two detaches undo two attaches; a third finds nothing. */
+	ret = ib_detach_mcast(b.qp, &ja->rec.mgid, be16_to_cpu(ja->rec.mlid));
+	i = ib_detach_mcast(b.qp, &ja->rec.mgid, be16_to_cpu(ja->rec.mlid));
+	k = ib_detach_mcast(b.qp, &ja->rec.mgid, be16_to_cpu(ja->rec.mlid));
+	pr_info("# mc detach b: %d %d %d\n", ret, i, k);
+	t_result(!ret && !i && k == -EINVAL, "mc_detach_twice",
+		 "two detaches did not undo two attaches");
+	ib_attach_mcast(b.qp, &ja->rec.mgid, be16_to_cpu(ja->rec.mlid));
 	ib_sa_free_multicast(mb);
 	mb = NULL;
 	for (i = 0; i < 25 && !left; i++) {
