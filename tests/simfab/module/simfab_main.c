@@ -918,6 +918,40 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 }
 
+/* The next receive WQE of @qp (rq_count > 0); sf_lock held. */
+static void sf_rq_pop(struct sf_qp *qp, struct sf_rwqe *w)
+{
+	*w = qp->rq[qp->rq_head];
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
+	qp->rq_count--;
+}
+
+/*
+ * A UD or GSI QP in Error completes every posted receive WQE with
+ * WR_FLUSH_ERR (IBA 10.3.1, 11.4.1.1), those posted later too; ib_ipoib
+ * waits for them when it brings an interface down (ipoib_ib.c
+ * ipoib_ib_dev_stop_default). Only wr_id, status, opcode and qp are set.
+ */
+static void sf_ud_flush(struct sf_qp *qp)
+{
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR,
+			    .opcode = IB_WC_RECV, .qp = &qp->ibqp };
+	unsigned long flags;
+	struct sf_rwqe w;
+
+	for (;;) {
+		spin_lock_irqsave(&sf_lock, flags);
+		if (qp->state != IB_QPS_ERR || !qp->rq_count) {
+			spin_unlock_irqrestore(&sf_lock, flags);
+			return;
+		}
+		sf_rq_pop(qp, &w);
+		spin_unlock_irqrestore(&sf_lock, flags);
+		wc.wr_id = w.wr_id;
+		sf_cq_add(to_scq(qp->ibqp.recv_cq), &wc);
+	}
+}
+
 static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			struct ib_udata *udata)
 {
@@ -944,6 +978,7 @@ static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			qp->rq_count = 0;
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
+	sf_ud_flush(qp);
 	return 0;
 }
 
@@ -1109,6 +1144,7 @@ static int sf_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
+	sf_ud_flush(qp);
 	return ret;
 }
 
@@ -1454,14 +1490,6 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 		out->rc_tx++;
 	r->forwarded++;
 	return sf_routed;
-}
-
-/* The next receive WQE of @qp (rq_count > 0); sf_lock held. */
-static void sf_rq_pop(struct sf_qp *qp, struct sf_rwqe *w)
-{
-	*w = qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-	qp->rq_count--;
 }
 
 /* Fill the receive WQE @w of UD/GSI @qp with @pkt and complete it. */

@@ -531,6 +531,36 @@ static bool t_mc_got(struct t_end *e, struct t_seen *sn, struct t_end *from,
 	       !memcmp(e->buf + 40, payload, T_LEN);
 }
 
+/*
+ * A UD QP moved to Error completes its posted receives (c never got a
+ * packet: two are posted) with WR_FLUSH_ERR, and one posted afterwards
+ * too (IBA 10.3.1); ib_ipoib waits for that when an interface goes down.
+ */
+static void t_err_flush(struct t_end *e)
+{
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	struct ib_wc wc;
+	int ret, n = 0, bad = 0, ms;
+
+	ret = ib_modify_qp(e->qp, &qa, IB_QP_STATE);
+	if (!ret)
+		ret = t_post_recv(e);
+	for (ms = 0; !ret && ms < 1000 && n < 3; ms += 20) {
+		while (ib_poll_cq(e->cq, 1, &wc) == 1) {
+			if (wc.status == IB_WC_WR_FLUSH_ERR &&
+			    wc.opcode == IB_WC_RECV && wc.qp == e->qp)
+				n++;
+			else
+				bad++;
+		}
+		if (n < 3)
+			msleep(20);
+	}
+	pr_info("# ud err-flush ret=%d flushed=%d other=%d\n", ret, n, bad);
+	t_result(!ret && n == 3 && !bad, "ud_err_flush",
+		 "posted receives not completed with WR_FLUSH_ERR in Error");
+}
+
 /* query_qp of a UD QP, as ib_ipoib and ib_attach_mcast read it. */
 static void t_mc_query(struct t_end *e, u32 port, u32 qkey)
 {
@@ -682,6 +712,7 @@ static void t_mc(void)
 		left = !sb.recvs;
 	}
 	t_result(left, "mc_leave", "the port still gets the group's packets after leaving");
+	t_err_flush(&c);
 out:
 	if (!IS_ERR_OR_NULL(mb))
 		ib_sa_free_multicast(mb);

@@ -429,7 +429,16 @@ fi
 chk_end ipcm-req-wire
 
 # ---- clean up -------------------------------------------------------------------
+# ib_ipoib takes its interfaces down: each QP to Error, and it waits (5 s
+# at most) for the receives to flush (ipoib_ib_dev_stop_default).
+m=$(dmesg_mark)
 rmmod ib_ipoib
+if dmesg_since "$m" | grep -q 'receives not completed'; then
+	t_fail $T:unload-flush "ib_ipoib timed out waiting for flushed receives"
+	dmesg_since "$m" | grep 'not completed' | sed 's/^/# /'
+else
+	t_pass $T:unload-flush
+fi
 for h in $HOSTS; do
 	$IP netns del "$h"
 done
