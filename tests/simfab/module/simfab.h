@@ -32,6 +32,11 @@
 #define SF_GRH_LEN	40
 #define SF_NCOUNTERS	64
 #define SF_CAPTURE_LEN	256
+#define SF_MAX_CQE	65536
+#define SF_MC_LID_BASE	0xc000	/* IBA 4.1.2: multicast LIDs */
+#define SF_MAX_MCG	128	/* multicast groups, all subnets */
+#define SF_MC_QPN	0xffffff	/* IBA 10.5.2: the multicast QPN */
+#define SF_MC_FANOUT	32	/* QPs one multicast packet reaches */
 
 struct sf_dev;
 struct sf_router;
@@ -67,12 +72,16 @@ struct sf_port {
 	struct sf_counter ctr[SF_NCOUNTERS];
 	struct sf_qp *gsi;	/* QP1 of this port, set by create_qp */
 	u64 rc_tx, rc_rx;	/* RC packets sent and taken */
+	u64 ud_tx, ud_rx;	/* UD packets (not QP1) sent and taken */
+	u64 mc_tx, mc_rx;	/* of them multicast: sent, copies taken */
 };
 
 struct sf_host {
 	char name[SF_NAME_LEN];
 	int nports;
-	int subnet;
+	int subnet;		/* its (first) port's subnet: props apply there */
+	int psubnet[SF_MAX_PORTS];	/* each port's subnet ("subnets=") */
+	bool iprouter;		/* the guest forwards IP between its ports */
 	struct sf_props props;
 	u16 pkey2;		/* second P_Key table entry */
 	u16 lids[SF_MAX_PORTS];	/* assigned at parse time */
@@ -120,6 +129,35 @@ struct sf_dev {
 	bool registered;
 };
 
+/*
+ * A multicast group of one subnet as its SA keeps it (IBA 15.2.5.17
+ * MCMemberRecord), with the member ports and their JoinState bits
+ * (IBA table 212: 1 FullMember, 2 NonMember, 4 SendOnlyNonMember,
+ * 8 SendOnlyFullMember). The switch forwards the group's MLID to the
+ * members that receive (Full or NonMember).
+ */
+struct sf_mcg {
+	bool used;
+	bool well_known;	/* created in advance: kept without members */
+	int subnet;
+	union ib_gid mgid;
+	u16 mlid;
+	u32 qkey;
+	u16 pkey;
+	u8 mtu, rate, life, sl, tclass, hop, scope;
+	u32 flow;
+	u8 join[SF_SUBNET_PORTS];	/* by index in the subnet's ports[] */
+};
+
+/* A UD QP attached to a multicast group (attach_mcast), under sf_lock. */
+struct sf_mcatt {
+	struct list_head list;
+	struct sf_qp *qp;
+	union ib_gid mgid;
+	u16 mlid;
+	int count;		/* attaches not yet detached */
+};
+
 struct sf_fabric {
 	int nsubnets;
 	struct sf_subnet subnets[SF_MAX_SUBNETS];
@@ -128,6 +166,7 @@ struct sf_fabric {
 	struct sf_dev *devs[SF_MAX_HOSTS];
 	int nrouters;
 	struct sf_router routers[SF_MAX_ROUTERS];
+	struct sf_mcg mcgs[SF_MAX_MCG];	/* under sf_lock */
 };
 
 extern struct sf_fabric sf_fab;
@@ -240,6 +279,7 @@ struct sf_qp {
 	int rq_size, rq_head, rq_count;
 	u64 rq_empty_drops;
 	bool sig_all;
+	bool mc_block_lb;	/* IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK */
 	/* RC only (simfab_rc.c); under sf_lock. */
 	struct sf_path pri, alt;
 	bool has_alt;		/* an alternate path is loaded */
@@ -307,9 +347,13 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst);
 extern struct workqueue_struct *sf_wq;
 extern struct xarray sf_qps;
 
+int sf_port_index(const struct sf_port *port);
+
 /* simfab_sa.c */
 void sf_sa_recv(struct sf_pkt *pkt);
 u64 sf_sa_count(int which);
 void sf_sa_cleanup(void);
+void sf_sa_mcast_init(void);
+struct sf_mcg *sf_mcg_by_mlid(int subnet, u16 mlid);
 
 #endif

@@ -37,6 +37,7 @@ DEFINE_SPINLOCK(sf_lock);
 DEFINE_XARRAY_ALLOC1(sf_qps);		/* UD and RC QP numbers, fabric-wide */
 struct workqueue_struct *sf_wq;
 static LIST_HEAD(sf_wire);		/* packets in flight, under sf_lock */
+static LIST_HEAD(sf_mcatts);		/* struct sf_mcatt, under sf_lock */
 static struct dentry *sf_debugfs;
 static bool sf_stopping;
 
@@ -61,12 +62,29 @@ static struct sf_subnet *subnet_of(const struct sf_port *port)
 	return &sf_fab.subnets[port->subnet];
 }
 
+/*
+ * A host's properties apply on its own subnet; a router's ports and a
+ * multi-subnet host's ports on its other subnets have that subnet's
+ * defaults.
+ */
 void sf_port_props(const struct sf_port *port, struct sf_props *props)
 {
-	if (port->dev)
+	if (port->dev && sf_fab.hosts[port->dev->host].subnet == port->subnet)
 		*props = sf_fab.hosts[port->dev->host].props;
 	else
 		*props = subnet_of(port)->def;
+}
+
+/* The port's index in its subnet's ports[] (the SA's member tables). */
+int sf_port_index(const struct sf_port *port)
+{
+	const struct sf_subnet *sn = subnet_of(port);
+	int i;
+
+	for (i = 0; i < sn->nports; i++)
+		if (sn->ports[i] == port)
+			return i;
+	return -1;
 }
 
 /*
@@ -198,12 +216,42 @@ static int sf_parse_subnet_kv(struct sf_subnet *sn, char *key, char *val)
 	return sf_parse_props(&sn->def, key, v);
 }
 
+/*
+ * subnets=S1,S2: one port on each listed subnet, in order (a host that
+ * can forward IP between IPoIB subnets); the host's properties start as
+ * the first subnet's defaults and apply on that subnet.
+ */
+static int sf_parse_host_subnets(struct sf_host *h, char *val)
+{
+	char *name;
+	int n = 0, i;
+
+	while ((name = strsep(&val, ",")) != NULL) {
+		i = sf_subnet_by_name(name);
+		if (i < 0 || n >= SF_MAX_PORTS)
+			return -EINVAL;
+		h->psubnet[n++] = i;
+	}
+	if (!n)
+		return -EINVAL;
+	h->nports = n;
+	h->subnet = h->psubnet[0];
+	h->props = sf_fab.subnets[h->subnet].def;
+	return 0;
+}
+
 static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 {
 	unsigned int v;
 
+	if (!strcmp(key, "subnets"))
+		return sf_parse_host_subnets(h, val);
 	if (kstrtouint(val, 0, &v))
 		return -EINVAL;
+	if (!strcmp(key, "iprouter") && v <= 1) {
+		h->iprouter = v;
+		return 0;
+	}
 	if (!strcmp(key, "ports") && v >= 1 && v <= SF_MAX_PORTS)
 		h->nports = v;
 	else if (!strcmp(key, "pkey2") && v <= 0xffff && (v & 0x7fff))
@@ -335,6 +383,7 @@ static int sf_parse_word(struct sf_entry *en, char *tok)
 static int sf_begin_entry(struct sf_entry *en, const char *kind)
 {
 	struct sf_subnet *sn;
+	int i;
 
 	if (!strcmp(kind, "subnet")) {
 		en->kind = SF_K_SUBNET;
@@ -353,11 +402,11 @@ static int sf_begin_entry(struct sf_entry *en, const char *kind)
 		*en->h = (struct sf_host){ .nports = 1,
 			.subnet = sf_fab.nsubnets - 1, .props = sn->def,
 			.pkey2 = 0x8001 };
+		for (i = 0; i < SF_MAX_PORTS; i++)
+			en->h->psubnet[i] = en->h->subnet;
 		return 0;
 	}
 	if (!strcmp(kind, "router")) {
-		int i;
-
 		en->kind = SF_K_ROUTER;
 		if (sf_fab.nrouters >= SF_MAX_ROUTERS)
 			return -E2BIG;
@@ -385,9 +434,9 @@ static int sf_end_entry(struct sf_entry *en)
 	case SF_K_HOST:
 		if (!en->nwords)
 			return -EINVAL;
-		sn = &sf_fab.subnets[en->h->subnet];
 		for (p = 0; p < en->h->nports; p++)
-			en->h->lids[p] = sf_next_lid(sn);
+			en->h->lids[p] =
+				sf_next_lid(&sf_fab.subnets[en->h->psubnet[p]]);
 		sf_fab.nhosts++;
 		return 0;
 	case SF_K_ROUTER:
@@ -484,13 +533,21 @@ static int sf_parse_topology(void)
 
 		for (i = 0; i < sf_fab.nhosts; i++) {
 			struct sf_host *h = &sf_fab.hosts[i];
+			int p;
 
-			if (h->subnet != s ||
-			    (sn->sm_name[0] && strcmp(h->name, sn->sm_name)))
+			if (sn->sm_name[0] && strcmp(h->name, sn->sm_name))
 				continue;
-			if (!sn->sm_name[0])
-				sn->sm_portnum = 1;
-			if (sn->sm_portnum < 1 || sn->sm_portnum > h->nports)
+			if (!sn->sm_name[0]) {
+				/* The first port on this subnet. */
+				for (p = 0; p < h->nports; p++)
+					if (h->psubnet[p] == s)
+						break;
+				if (p == h->nports)
+					continue;
+				sn->sm_portnum = p + 1;
+			}
+			if (sn->sm_portnum < 1 || sn->sm_portnum > h->nports ||
+			    h->psubnet[sn->sm_portnum - 1] != s)
 				break;
 			sn->sm_lid = h->lids[sn->sm_portnum - 1];
 			break;
@@ -553,11 +610,17 @@ static int sf_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->max_recv_sge = SF_MAX_SGE;
 	a->max_sge_rd = SF_MAX_SGE;
 	a->max_cq = 1024;
-	a->max_cqe = 8192;
+	/* ib_ipoib asks for 257 + 128 + 256 x 128 entries (ipoib_verbs.c). */
+	a->max_cqe = SF_MAX_CQE;
 	a->max_mr = 1024;
 	a->max_pd = 1024;
 	a->max_ah = 4096;
 	a->max_pkeys = SF_PKEYS;
+	a->max_mcast_grp = SF_MAX_MCG;
+	a->max_mcast_qp_attach = SF_MC_FANOUT;
+	a->max_total_mcast_qp_attach = SF_MAX_MCG * SF_MC_FANOUT;
+	/* IPoIB asks for it when offered (ipoib_verbs.c). */
+	a->kernel_cap_flags = IBK_BLOCK_MULTICAST_LOOPBACK;
 	return 0;
 }
 
@@ -577,15 +640,16 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 			 struct ib_port_attr *a)
 {
 	struct sf_dev *sdev = to_sdev(ibdev);
-	struct sf_host *h = host_of(sdev);
 	struct sf_port *port = &sdev->port[port_num - 1];
 	struct sf_subnet *sn = subnet_of(port);
+	struct sf_props pr;
 
 	/* ib_core has zeroed *a. */
+	sf_port_props(port, &pr);
 	a->state = port->down ? IB_PORT_DOWN : IB_PORT_ACTIVE;
 	a->phys_state = port->down ? port->phys : IB_PORT_PHYS_STATE_LINK_UP;
 	a->max_mtu = IB_MTU_4096;
-	a->active_mtu = h->props.mtu;
+	a->active_mtu = pr.mtu;
 	a->gid_tbl_len = 1;
 	a->pkey_tbl_len = SF_PKEYS;
 	a->port_cap_flags = IB_PORT_CM_SUP;
@@ -599,7 +663,7 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	a->subnet_timeout = 18;
 	a->max_vl_num = 4;
 	a->active_width = IB_WIDTH_4X;
-	a->active_speed = sf_speed(h->props.rate);
+	a->active_speed = sf_speed(pr.rate);
 	return 0;
 }
 
@@ -719,9 +783,9 @@ static int sf_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 {
 	struct sf_cq *cq = to_scq(ibcq);
 
-	if (udata || attr->flags || attr->cqe < 1 || attr->cqe > 8192)
+	if (udata || attr->flags || attr->cqe < 1 || attr->cqe > SF_MAX_CQE)
 		return -EINVAL;
-	cq->ring = kcalloc(attr->cqe, sizeof(*cq->ring), GFP_KERNEL);
+	cq->ring = kvcalloc(attr->cqe, sizeof(*cq->ring), GFP_KERNEL);
 	if (!cq->ring)
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
@@ -734,7 +798,7 @@ static int sf_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	/* No packet in flight may still complete on this CQ. */
 	flush_workqueue(sf_wq);
-	kfree(to_scq(ibcq)->ring);
+	kvfree(to_scq(ibcq)->ring);
 	return 0;
 }
 
@@ -820,6 +884,8 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -ENOMEM;
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->mc_block_lb = init->qp_type == IB_QPT_UD &&
+		(init->create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
 	if (init->qp_type == IB_QPT_GSI) {
 		/* IBA 3.9.3: the GSI QP is QP1 on every port. */
 		if (init->port_num < 1 || init->port_num > host_of(sdev)->nports ||
@@ -852,6 +918,40 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 }
 
+/* The next receive WQE of @qp (rq_count > 0); sf_lock held. */
+static void sf_rq_pop(struct sf_qp *qp, struct sf_rwqe *w)
+{
+	*w = qp->rq[qp->rq_head];
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
+	qp->rq_count--;
+}
+
+/*
+ * A UD or GSI QP in Error completes every posted receive WQE with
+ * WR_FLUSH_ERR (IBA 10.3.1, 11.4.1.1), those posted later too; ib_ipoib
+ * waits for them when it brings an interface down (ipoib_ib.c
+ * ipoib_ib_dev_stop_default). Only wr_id, status, opcode and qp are set.
+ */
+static void sf_ud_flush(struct sf_qp *qp)
+{
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR,
+			    .opcode = IB_WC_RECV, .qp = &qp->ibqp };
+	unsigned long flags;
+	struct sf_rwqe w;
+
+	for (;;) {
+		spin_lock_irqsave(&sf_lock, flags);
+		if (qp->state != IB_QPS_ERR || !qp->rq_count) {
+			spin_unlock_irqrestore(&sf_lock, flags);
+			return;
+		}
+		sf_rq_pop(qp, &w);
+		spin_unlock_irqrestore(&sf_lock, flags);
+		wc.wr_id = w.wr_id;
+		sf_cq_add(to_scq(qp->ibqp.recv_cq), &wc);
+	}
+}
+
 static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			struct ib_udata *udata)
 {
@@ -878,6 +978,7 @@ static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			qp->rq_count = 0;
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
+	sf_ud_flush(qp);
 	return 0;
 }
 
@@ -897,10 +998,94 @@ static int sf_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->port_num = qp->port;
 	attr->pkey_index = qp->pkey_index;
 	attr->qkey = qp->qkey;
-	attr->path_mtu = host_of(to_sdev(ibqp->device))->props.mtu;
+	attr->sq_psn = 0;
+	if (qp->port) {
+		struct sf_props pr;
+
+		sf_port_props(&to_sdev(ibqp->device)->port[qp->port - 1], &pr);
+		attr->path_mtu = pr.mtu;
+	}
 	init->qp_type = ibqp->qp_type;
 	init->port_num = qp->port;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->cap.max_recv_wr = qp->rq_size;
+	init->cap.max_send_sge = SF_MAX_SGE;
+	init->cap.max_recv_sge = SF_MAX_SGE;
+	if (qp->mc_block_lb)
+		init->create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	return 0;
+}
+
+/*
+ * attach_mcast/detach_mcast (IBA 11.3.1 "Attach QP to Multicast Group"):
+ * the port's CA hands every multicast packet whose DLID is @lid and (when
+ * it has a GRH) whose DGID is @gid to each attached UD QP. ib_core checks
+ * the MGID and the MLID range (verbs.c ib_attach_mcast). A QP attached
+ * twice still gets one copy (ibv_attach_mcast(3)) and is detached by the
+ * second detach (ib_core counts each attach in qp->usecnt). Joining the
+ * group at the SA is the consumer's business (ib_sa_join_multicast).
+ */
+static int sf_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct sf_qp *qp = to_sqp(ibqp);
+	struct sf_mcatt *a, *n;
+	unsigned long flags;
+	bool found = false;
+
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	n->qp = qp;
+	n->mgid = *gid;
+	n->mlid = lid;
+	n->count = 1;
+	spin_lock_irqsave(&sf_lock, flags);
+	list_for_each_entry(a, &sf_mcatts, list)
+		if (a->qp == qp && a->mlid == lid &&
+		    !memcmp(&a->mgid, gid, sizeof(*gid))) {
+			a->count++;
+			found = true;
+			break;
+		}
+	if (!found)
+		list_add_tail(&n->list, &sf_mcatts);
+	spin_unlock_irqrestore(&sf_lock, flags);
+	if (found)
+		kfree(n);
+	return 0;
+}
+
+static int sf_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct sf_qp *qp = to_sqp(ibqp);
+	struct sf_mcatt *a, *gone = NULL;
+	unsigned long flags;
+	int ret = -EINVAL;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	list_for_each_entry(a, &sf_mcatts, list)
+		if (a->qp == qp && a->mlid == lid &&
+		    !memcmp(&a->mgid, gid, sizeof(*gid))) {
+			ret = 0;
+			if (!--a->count) {
+				gone = a;
+				list_del(&a->list);
+			}
+			break;
+		}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	kfree(gone);
+	return ret;
+}
+
+/* Every attachment of @qp (destroy_qp); sf_lock held. */
+static void sf_mcast_forget(struct sf_qp *qp, struct list_head *gone)
+{
+	struct sf_mcatt *a, *n;
+
+	list_for_each_entry_safe(a, n, &sf_mcatts, list)
+		if (a->qp == qp)
+			list_move(&a->list, gone);
 }
 
 /* Called with sf_lock held (interrupts off): take the xarray's own lock
@@ -919,15 +1104,20 @@ static int sf_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct sf_dev *sdev = to_sdev(ibqp->device);
 	struct sf_qp *qp = to_sqp(ibqp);
+	struct sf_mcatt *a, *n;
 	unsigned long flags;
+	LIST_HEAD(gone);
 
 	spin_lock_irqsave(&sf_lock, flags);
 	if (ibqp->qp_type == IB_QPT_GSI)
 		sdev->port[qp->port - 1].gsi = NULL;
 	else
 		sf_qpn_erase(ibqp->qp_num);
+	sf_mcast_forget(qp, &gone);
 	qp->state = IB_QPS_ERR;
 	spin_unlock_irqrestore(&sf_lock, flags);
+	list_for_each_entry_safe(a, n, &gone, list)
+		kfree(a);
 	/* Packets from this QP hold a pointer to it until sent. */
 	flush_workqueue(sf_wq);
 	if (ibqp->qp_type == IB_QPT_RC)
@@ -954,6 +1144,7 @@ static int sf_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
+	sf_ud_flush(qp);
 	return ret;
 }
 
@@ -1301,6 +1492,148 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	return sf_routed;
 }
 
+/* Fill the receive WQE @w of UD/GSI @qp with @pkt and complete it. */
+static const char *sf_ud_complete(struct sf_pkt *pkt, struct sf_port *dst,
+				  struct sf_qp *qp, struct sf_rwqe *w,
+				  u16 bits, u16 pkey_index)
+{
+	struct ib_wc wc = {};
+
+	/* IBA 11.4.1.1: the first 40 bytes of a UD receive buffer hold the
+	 * GRH when present, and are counted in byte_len in any case.
+	 */
+	wc.status = IB_WC_SUCCESS;
+	if ((pkt->has_grh && !sf_scatter(w, pkt->grh, SF_GRH_LEN, 0)) ||
+	    !sf_scatter(w, pkt->data, pkt->len, SF_GRH_LEN))
+		wc.status = IB_WC_LOC_LEN_ERR;
+	wc.wr_id = w->wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = SF_GRH_LEN + pkt->len;
+	wc.qp = &qp->ibqp;
+	wc.src_qp = pkt->sqpn;
+	wc.slid = pkt->slid;
+	wc.sl = pkt->sl;
+	wc.dlid_path_bits = bits;
+	wc.pkey_index = pkey_index;
+	wc.port_num = dst->num;
+	if (pkt->has_grh)
+		wc.wc_flags |= IB_WC_GRH;
+	if (pkt->has_imm) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
+	}
+	sf_cq_add(to_scq(qp->ibqp.recv_cq), &wc);
+	return wc.status == IB_WC_SUCCESS ? "delivered" : "len-error";
+}
+
+/* The P_Key table index of @port that takes @pkey, or -1 (IBA 10.9.3). */
+static int sf_pkey_index_of(const struct sf_port *port, u16 pkey)
+{
+	int pi;
+
+	for (pi = 0; pi < SF_PKEYS; pi++)
+		if (sf_pkey_match(pkey, port->pkeys[pi]))
+			return pi;
+	return -1;
+}
+
+struct sf_mc_copy {
+	struct sf_qp *qp;
+	struct sf_port *port;
+	struct sf_rwqe w;
+};
+
+/*
+ * A multicast packet (DLID in the multicast range, IBA 4.1.2; DQPN
+ * 0xFFFFFF, IBA 10.5.2). The subnet's switch forwards the MLID to every
+ * port whose SA membership receives (FullMember or NonMember; a
+ * SendOnly member does not, IBA 15.2.5.17) except the one it came in on,
+ * as OpenSM programs the multicast forwarding tables; no group, no
+ * forwarding (drop-no-mcg). The sending port's CA delivers a copy to its
+ * own attached QPs, the sender included unless it was created with
+ * IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK, as mlx4 does and ib_ipoib
+ * expects (ipoib_ib.c drops its own copies by SLID and QPN). At each
+ * port, every QP attached to the MLID (and to the GRH's DGID when there
+ * is one) takes a copy if its state, Q_Key and P_Key admit it and it
+ * has a receive WQE (IBA 10.2.5, 10.9.3; UD drops silently). Routers do
+ * not relay multicast here.
+ */
+static const char *sf_mc_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
+{
+	struct sf_subnet *sn = &sf_fab.subnets[pkt->subnet];
+	const struct ib_grh *g = (const struct ib_grh *)pkt->grh;
+	struct sf_port *src = pkt->src, *port;
+	struct sf_mc_copy *cp;
+	struct sf_mcatt *a;
+	struct sf_mcg *mcg;
+	unsigned long flags;
+	int i, n = 0, pi;
+
+	if (!src || src->down)
+		return "drop-port-down";
+	switch (sf_fault_match(pkt, NULL, delay_ms)) {
+	case 1:
+		return "drop-inject";
+	case 2:
+		return sf_held;
+	}
+	cp = kcalloc(SF_MC_FANOUT, sizeof(*cp), GFP_KERNEL);
+	if (!cp)
+		return "drop-nomem";
+	spin_lock_irqsave(&sf_lock, flags);
+	mcg = sf_mcg_by_mlid(pkt->subnet, pkt->dlid);
+	for (i = 0; mcg && i <= sn->nports; i++) {
+		/* The members the switch forwards to, then the loopback. */
+		if (i < sn->nports) {
+			port = sn->ports[i];
+			if (port == src || !(mcg->join[i] & 3) || port->down ||
+			    port->side != src->side)
+				continue;
+		} else {
+			port = src;
+		}
+		if (!port->dev)
+			continue;
+		pi = sf_pkey_index_of(port, pkt->pkey);
+		if (pi < 0)
+			continue;
+		list_for_each_entry(a, &sf_mcatts, list) {
+			struct sf_qp *qp = a->qp;
+
+			if (n == SF_MC_FANOUT)
+				break;
+			if (to_sdev(qp->ibqp.device) != port->dev ||
+			    qp->port != port->num || a->mlid != pkt->dlid ||
+			    (pkt->has_grh &&
+			     memcmp(&a->mgid, &g->dgid, sizeof(a->mgid))))
+				continue;
+			if (qp == pkt->sqp && qp->mc_block_lb)
+				continue;
+			if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQD ||
+			    pkt->qkey != qp->qkey ||
+			    !sf_pkey_match(pkt->pkey, port->pkeys[qp->pkey_index]))
+				continue;
+			if (!qp->rq_count) {
+				qp->rq_empty_drops++;
+				continue;
+			}
+			sf_rq_pop(qp, &cp[n].w);
+			cp[n].qp = qp;
+			cp[n].port = port;
+			port->mc_rx++;
+			n++;
+		}
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	for (i = 0; i < n; i++)
+		sf_ud_complete(pkt, cp[i].port, cp[i].qp, &cp[i].w, 0,
+			       cp[i].qp->pkey_index);
+	kfree(cp);
+	if (!mcg)
+		return "drop-no-mcg";
+	return n ? "multicast" : "drop-no-member";
+}
+
 /*
  * Returns the capture verdict, NULL when already captured, sf_routed when
  * a router put the packet on its next subnet, sf_held for a delay fault.
@@ -1310,11 +1643,12 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 	struct sf_port *dst;
 	struct sf_qp *qp;
 	struct sf_rwqe w;
-	struct ib_wc wc = {};
 	unsigned long flags;
 	u16 bits;
 	int pi;
 
+	if (pkt->dlid >= SF_MC_LID_BASE && pkt->dlid != 0xffff)
+		return sf_mc_rx(pkt, delay_ms);
 	dst = sf_port_by_lid(pkt->subnet, pkt->dlid, &bits);
 	pkt->at = dst;
 	if (!dst)
@@ -1384,41 +1718,17 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return "drop-no-wqe";
 	}
-	w = qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-	qp->rq_count--;
-
-	/* IBA 11.4.1.1: the first 40 bytes of a UD receive buffer hold the
-	 * GRH when present, and are counted in byte_len in any case.
-	 */
-	wc.status = IB_WC_SUCCESS;
-	if ((pkt->has_grh && !sf_scatter(&w, pkt->grh, SF_GRH_LEN, 0)) ||
-	    !sf_scatter(&w, pkt->data, pkt->len, SF_GRH_LEN))
-		wc.status = IB_WC_LOC_LEN_ERR;
-	wc.wr_id = w.wr_id;
-	wc.opcode = IB_WC_RECV;
-	wc.byte_len = SF_GRH_LEN + pkt->len;
-	wc.qp = &qp->ibqp;
-	wc.src_qp = pkt->sqpn;
-	wc.slid = pkt->slid;
-	wc.sl = pkt->sl;
-	wc.dlid_path_bits = bits;
-	wc.pkey_index = pkt->dqpn == 1 ? pi : qp->pkey_index;
-	wc.port_num = dst->num;
-	if (pkt->has_grh)
-		wc.wc_flags |= IB_WC_GRH;
-	if (pkt->has_imm) {
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = pkt->imm;
-	}
+	sf_rq_pop(qp, &w);
+	if (pkt->dqpn != 1)
+		dst->ud_rx++;
 	/* The destination QP cannot go away while the worker runs:
 	 * destroy_qp flushes the workqueue after unlinking it.
 	 */
 	spin_unlock_irqrestore(&sf_lock, flags);
 	if (pkt->dqpn == 1)
 		sf_count(dst, 1, pkt->data, pkt->len);
-	sf_cq_add(to_scq(qp->ibqp.recv_cq), &wc);
-	return wc.status == IB_WC_SUCCESS ? "delivered" : "len-error";
+	return sf_ud_complete(pkt, dst, qp, &w, bits,
+			      pkt->dqpn == 1 ? pi : qp->pkey_index);
 }
 
 static LIST_HEAD(sf_held_list);		/* delayed packets, under sf_lock */
@@ -1507,6 +1817,14 @@ static void sf_worker(struct work_struct *work)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		if (!pkt)
 			break;
+		/* UD sent by a QP (not QP1), counted once (a held packet
+		 * comes back without its QP).
+		 */
+		if (pkt->sqp && !pkt->rc && pkt->dqpn != 1) {
+			pkt->src->ud_tx++;
+			if (pkt->dlid >= SF_MC_LID_BASE && pkt->dlid != 0xffff)
+				pkt->src->mc_tx++;
+		}
 		if (sf_deliver(pkt))
 			continue;
 		sf_send_done(pkt);
@@ -1687,6 +2005,10 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 		seq_printf(m, "port=%s/%d rc tx=%llu rx=%llu\n",
 			   sf_port_owner(port), port->num, port->rc_tx,
 			   port->rc_rx);
+	if (port->ud_tx || port->ud_rx || port->mc_rx)
+		seq_printf(m, "port=%s/%d ud tx=%llu rx=%llu mc_tx=%llu mc_rx=%llu\n",
+			   sf_port_owner(port), port->num, port->ud_tx,
+			   port->ud_rx, port->mc_tx, port->mc_rx);
 }
 
 static int sf_counters_show(struct seq_file *m, void *v)
@@ -1757,11 +2079,12 @@ static int sf_topology_show(struct seq_file *m, void *v)
 		struct sf_host *hh = &sf_fab.hosts[h];
 		struct sf_dev *d = sf_fab.devs[h];
 
-		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s\n",
+		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s%s\n",
 			   hh->name, sf_fab.subnets[hh->subnet].name,
 			   hh->nports, hh->props.sl, hh->props.mtu,
 			   hh->props.rate, hh->props.life, hh->pkey2,
-			   d ? dev_name(&d->ibdev.dev) : "-");
+			   d ? dev_name(&d->ibdev.dev) : "-",
+			   hh->iprouter ? " iprouter=1" : "");
 		for (p = 0; d && p < hh->nports; p++)
 			sf_topology_port(m, &d->port[p]);
 	}
@@ -1785,6 +2108,63 @@ static int sf_topology_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_topology);
+
+/*
+ * debugfs mcast: each subnet's multicast groups as its SA keeps them (the
+ * MCMemberRecord fields and each member port's JoinState), then every QP
+ * attached to a group (attach_mcast).
+ */
+static int sf_mcast_show(struct seq_file *m, void *v)
+{
+	struct sf_mcg *g;
+	struct sf_mcatt *a;
+	unsigned long flags;
+	int i, p, k;
+
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; i < SF_MAX_MCG; i++) {
+		struct sf_subnet *sn;
+		bool any = false;
+
+		spin_lock_irqsave(&sf_lock, flags);
+		*g = sf_fab.mcgs[i];
+		spin_unlock_irqrestore(&sf_lock, flags);
+		if (!g->used)
+			continue;
+		sn = &sf_fab.subnets[g->subnet];
+		seq_printf(m, "mcg %s mgid=%pI6c mlid=0x%04x qkey=0x%08x pkey=0x%04x mtu=%u rate=%u life=%u sl=%u tclass=%u flow=0x%05x hop=%u scope=%u well_known=%d members=",
+			   sn->name, g->mgid.raw, g->mlid, g->qkey, g->pkey,
+			   g->mtu, g->rate, g->life, g->sl, g->tclass, g->flow,
+			   g->hop, g->scope, g->well_known);
+		for (p = 0; p < sn->nports; p++) {
+			if (!g->join[p])
+				continue;
+			seq_printf(m, "%s%s/%u:0x%x", any ? "," : "",
+				   sf_port_owner(sn->ports[p]), sn->ports[p]->num,
+				   g->join[p]);
+			any = true;
+		}
+		seq_printf(m, "%s\n", any ? "" : "-");
+	}
+	kfree(g);
+	/* The attachments: few, printed under the lock. */
+	spin_lock_irqsave(&sf_lock, flags);
+	k = 0;
+	list_for_each_entry(a, &sf_mcatts, list) {
+		struct sf_dev *d = to_sdev(a->qp->ibqp.device);
+
+		seq_printf(m, "attach %s/%u qpn=%u mgid=%pI6c mlid=0x%04x\n",
+			   sf_fab.hosts[d->host].name, a->qp->port,
+			   a->qp->ibqp.qp_num, a->mgid.raw, a->mlid);
+		if (++k == 256)
+			break;
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sf_mcast);
 
 /* ---- control: port events, as an SM's actions would cause them ------------ */
 
@@ -2066,6 +2446,8 @@ static const struct ib_device_ops sf_dev_ops = {
 	.destroy_ah = sf_destroy_ah,
 	.destroy_cq = sf_destroy_cq,
 	.destroy_qp = sf_destroy_qp,
+	.attach_mcast = sf_attach_mcast,
+	.detach_mcast = sf_detach_mcast,
 	.get_dev_fw_str = sf_get_dev_fw_str,
 	.get_dma_mr = sf_get_dma_mr,
 	.get_port_immutable = sf_get_port_immutable,
@@ -2114,7 +2496,7 @@ static int sf_add_dev(int h)
 		struct sf_port *port = &d->port[p];
 
 		port->dev = d;
-		port->subnet = hh->subnet;
+		port->subnet = hh->psubnet[p];
 		port->num = p + 1;
 		/* Locally administered GUIDs: "SF", host, port. */
 		port->guid = 0x5346000000000000ULL | (u64)(h + 1) << 8 | (p + 1);
@@ -2212,6 +2594,7 @@ static int __init sf_init(void)
 			goto fail;
 	}
 	sf_build_subnets();
+	sf_sa_mcast_init();
 	for (h = 0; h < sf_fab.nhosts; h++) {
 		struct sf_dev *d = sf_fab.devs[h];
 
@@ -2235,6 +2618,7 @@ static int __init sf_init(void)
 	debugfs_create_file("counters", 0444, sf_debugfs, NULL,
 			    &sf_counters_fops);
 	debugfs_create_file("ctl", 0200, sf_debugfs, NULL, &sf_ctl_fops);
+	debugfs_create_file("mcast", 0444, sf_debugfs, NULL, &sf_mcast_fops);
 	pr_info("simfab: %d subnets, %d hosts, %d routers\n", sf_fab.nsubnets,
 		sf_fab.nhosts, sf_fab.nrouters);
 	return 0;

@@ -24,10 +24,16 @@
 #define SA_DATA_LEN	(IB_MGMT_MAD_SIZE - SA_DATA)
 #define PR_LEN		64
 #define SA_MAX_RECS	1024	/* 64 KiB of PathRecords per GetTable */
+/* MCMemberRecord (IBA 15.2.5.17): 52 bytes, 56 apart in a table. */
+#define MCM_LEN		52
+#define MCM_STRIDE	56
+#define MCM_QKEY_IPOIB	0x0b1b	/* OpenSM's IPoIB broadcast Q_Key */
 
 /* SA status codes, MAD status bits 8-14 (IBA 15.2.1.1 table 187). */
 #define SA_ERR_NO_RESOURCES	0x0100
+#define SA_ERR_REQ_INVALID	0x0200
 #define SA_ERR_NO_RECORDS	0x0300
+#define SA_ERR_TOO_MANY_RECS	0x0400
 #define SA_ERR_INVALID_GID	0x0500
 #define SA_ERR_INSUFF_COMPS	0x0600
 
@@ -444,7 +450,10 @@ static struct sf_pkt *sa_answer(const struct sf_pkt *req, u8 method,
 	m[3] = method;
 	put_unaligned_be16(status, m + 4);
 	memcpy(m + SA_COMP_MASK, req->data + SA_COMP_MASK, 8);
-	put_unaligned_be16(PR_LEN / 8, m + SA_ATTR_OFFSET);
+	/* AttributeOffset: the record's size in 8-byte words (IBA 15.2.1.1). */
+	put_unaligned_be16(get_unaligned_be16(req->data + 16) ==
+			   IB_SA_ATTR_MC_MEMBER_REC ? MCM_STRIDE / 8 :
+			   PR_LEN / 8, m + SA_ATTR_OFFSET);
 	return pkt;
 }
 
@@ -460,6 +469,8 @@ static void sa_reply(struct sf_pkt *req, u8 method, u16 status,
 		memcpy(pkt->data + SA_DATA, recs, n * PR_LEN);
 	sa_send(req, pkt);
 }
+
+static void sa_table(struct sf_pkt *req, u16 status, u8 *data, u32 len);
 
 /*
  * GetTableResp over RMPP (IBA 13.6.2): the SA data (records back to back)
@@ -594,6 +605,460 @@ static void sa_rmpp_ctl(struct sf_pkt *pkt)
 		sa_send_seg(x, x->sent + 1);
 }
 
+/* ---- multicast: MCMemberRecord (IBA 15.2.5.17) ------------------------ */
+
+/*
+ * MCMemberRecord: MGID 0, PortGID 16, Q_Key 32, MLID 36, MTUSelector|MTU
+ * 38, TClass 39, P_Key 40, RateSelector|Rate 42, PacketLifeTimeSelector|
+ * PacketLifeTime 43, SL|FlowLabel|HopLimit 44, Scope|JoinState 48,
+ * ProxyJoin 49; 52 bytes, 56 apart in a table (AttributeOffset 7).
+ */
+
+static bool mcm_has(u64 mask, __be64 bit)
+{
+	return mask & be64_to_cpu(bit);
+}
+
+static void mcm_encode(const struct sf_mcg *g, const struct sf_port *port,
+		       u8 join, u8 *r)
+{
+	struct sf_subnet *sn = &sf_fab.subnets[g->subnet];
+
+	memset(r, 0, MCM_STRIDE);
+	memcpy(r, g->mgid.raw, 16);
+	if (port) {
+		put_unaligned_be64(sn->prefix, r + 16);
+		put_unaligned_be64(port->guid, r + 24);
+	}
+	put_unaligned_be32(g->qkey, r + 32);
+	put_unaligned_be16(g->mlid, r + 36);
+	r[38] = 2 << 6 | g->mtu;
+	r[39] = g->tclass;
+	put_unaligned_be16(g->pkey, r + 40);
+	r[42] = 2 << 6 | g->rate;
+	r[43] = 2 << 6 | g->life;
+	put_unaligned_be32((u32)g->sl << 28 | (g->flow & 0xfffff) << 8 | g->hop,
+			   r + 44);
+	r[48] = g->scope << 4 | (join & 0xf);
+}
+
+struct sf_mcg *sf_mcg_by_mlid(int subnet, u16 mlid)
+{
+	int i;
+
+	for (i = 0; i < SF_MAX_MCG; i++)
+		if (sf_fab.mcgs[i].used && sf_fab.mcgs[i].subnet == subnet &&
+		    sf_fab.mcgs[i].mlid == mlid)
+			return &sf_fab.mcgs[i];
+	return NULL;
+}
+
+static struct sf_mcg *mcg_by_mgid(int subnet, const u8 *mgid)
+{
+	int i;
+
+	for (i = 0; i < SF_MAX_MCG; i++)
+		if (sf_fab.mcgs[i].used && sf_fab.mcgs[i].subnet == subnet &&
+		    !memcmp(sf_fab.mcgs[i].mgid.raw, mgid, 16))
+			return &sf_fab.mcgs[i];
+	return NULL;
+}
+
+/* A free group slot with the subnet's next free MLID (OpenSM counts
+ * from 0xC000), or NULL.
+ */
+static struct sf_mcg *mcg_new(int subnet)
+{
+	struct sf_mcg *g = NULL;
+	u16 mlid;
+	int i;
+
+	for (i = 0; i < SF_MAX_MCG && !g; i++)
+		if (!sf_fab.mcgs[i].used)
+			g = &sf_fab.mcgs[i];
+	if (!g)
+		return NULL;
+	for (mlid = SF_MC_LID_BASE; sf_mcg_by_mlid(subnet, mlid); mlid++)
+		;
+	memset(g, 0, sizeof(*g));
+	g->used = true;
+	g->subnet = subnet;
+	g->mlid = mlid;
+	return g;
+}
+
+/*
+ * The IPoIB broadcast group of each P_Key of each subnet, created in
+ * advance as OpenSM does for a partition flagged "ipoib" (its
+ * partitions.conf defaults: Q_Key 0x0B1B, MTU 2048, 10 Gb/s, scope 2
+ * link-local, TClass 0, FlowLabel 0): MGID ff12:401b:PKEY::ffff:ffff
+ * (RFC 4391 section 4, the P_Key with its full-member bit). ib_ipoib
+ * joins it with only MGID, PortGID, P_Key and JoinState, so Q_Key, MTU,
+ * SL and rate must already be there. The MTU is the smaller of 2048 and
+ * the subnet's smallest host port MTU, and the SL the subnet's default,
+ * as an administrator would set them (mtu=, sl=) so that every port can
+ * join (OpenSM refuses a port whose MTU or rate is below the group's).
+ * PacketLifeTime: the subnet's.
+ */
+void sf_sa_mcast_init(void)
+{
+	struct sf_props pr;
+	int s, i, k, j;
+
+	for (s = 0; s < sf_fab.nsubnets; s++) {
+		struct sf_subnet *sn = &sf_fab.subnets[s];
+		u8 mtu = IB_MTU_2048;
+
+		for (i = 0; i < sn->nports; i++) {
+			if (!sn->ports[i]->dev)
+				continue;
+			sf_port_props(sn->ports[i], &pr);
+			mtu = min(mtu, pr.mtu);
+		}
+		for (i = 0; i < sn->nports; i++) {
+			for (k = 0; k < SF_PKEYS; k++) {
+				u16 pkey = sn->ports[i]->pkeys[k] | 0x8000;
+				struct sf_mcg *g;
+				u8 mgid[16] = { 0xff, 0x12, 0x40, 0x1b };
+
+				if (!sn->ports[i]->dev)
+					continue;
+				mgid[4] = pkey >> 8;
+				mgid[5] = pkey & 0xff;
+				for (j = 12; j < 16; j++)
+					mgid[j] = 0xff;
+				if (mcg_by_mgid(s, mgid))
+					continue;
+				g = mcg_new(s);
+				if (!g)
+					return;
+				memcpy(g->mgid.raw, mgid, 16);
+				g->well_known = true;
+				g->qkey = MCM_QKEY_IPOIB;
+				g->pkey = pkey;
+				g->mtu = mtu;
+				g->rate = IB_RATE_10_GBPS;
+				g->life = sn->def.life;
+				g->sl = sn->def.sl;
+				g->scope = 2;
+			}
+		}
+	}
+}
+
+/* The port a record's PortGID names on @subnet, or NULL. */
+static struct sf_port *mcm_port(int subnet, const u8 *gid)
+{
+	struct sf_port *p;
+
+	if (get_unaligned_be64(gid) != sf_fab.subnets[subnet].prefix)
+		return NULL;
+	p = sf_port_by_guid(subnet, get_unaligned_be64(gid + 8));
+	return p && !sf_port_absent(p) ? p : NULL;
+}
+
+/*
+ * A value with its selector (IBA 15.2.5.16 table 205: 0 greater than,
+ * 1 less than, 2 exactly, 3 largest available) against what the group
+ * or the port offers; @have is enum ib_mtu or a rate in Mb/s.
+ */
+static bool mcm_sel_ok(u8 sel, int want, int have)
+{
+	switch (sel) {
+	case 0: return have > want;
+	case 1: return have < want;
+	case 2: return have == want;
+	default: return true;
+	}
+}
+
+/* The components of a join that the group must match (OpenSM
+ * validate_other_comp_fields); false: ERR_REQ_INVALID.
+ */
+static bool mcm_matches(const struct sf_mcg *g, u64 mask, const u8 *r)
+{
+	u32 w = get_unaligned_be32(r + 44);
+
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_QKEY) &&
+	    get_unaligned_be32(r + 32) != g->qkey)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_MLID) &&
+	    get_unaligned_be16(r + 36) != g->mlid)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_MTU) &&
+	    !mcm_sel_ok(mcm_has(mask, IB_SA_MCMEMBER_REC_MTU_SELECTOR) ?
+			r[38] >> 6 : 2, r[38] & 0x3f, g->mtu))
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_TRAFFIC_CLASS) && r[39] != g->tclass)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_PKEY) &&
+	    (get_unaligned_be16(r + 40) & 0x7fff) != (g->pkey & 0x7fff))
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_RATE) &&
+	    !mcm_sel_ok(mcm_has(mask, IB_SA_MCMEMBER_REC_RATE_SELECTOR) ?
+			r[42] >> 6 : 2, ib_rate_to_mbps(r[42] & 0x3f),
+			ib_rate_to_mbps(g->rate)))
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_SL) && w >> 28 != g->sl)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_FLOW_LABEL) &&
+	    ((w >> 8) & 0xfffff) != g->flow)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_HOP_LIMIT) && (w & 0xff) != g->hop)
+		return false;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_SCOPE) && r[48] >> 4 != g->scope)
+		return false;
+	return true;
+}
+
+/* What a new group takes from the join (OpenSM mcmr_rcv_create_new_mgrp);
+ * false when the port cannot carry what was asked for.
+ */
+static bool mcm_create(struct sf_mcg *g, u64 mask, const u8 *r,
+		       const struct sf_port *port)
+{
+	struct sf_props pr;
+	u32 w = get_unaligned_be32(r + 44);
+	u8 sel;
+
+	sf_port_props(port, &pr);
+	memcpy(g->mgid.raw, r, 16);
+	g->qkey = get_unaligned_be32(r + 32);
+	g->pkey = get_unaligned_be16(r + 40);
+	g->tclass = r[39];
+	g->sl = w >> 28;
+	g->flow = (w >> 8) & 0xfffff;
+	g->hop = mcm_has(mask, IB_SA_MCMEMBER_REC_HOP_LIMIT) ? w & 0xff : 0;
+	g->scope = r[1] & 0xf;
+	g->mtu = pr.mtu;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_MTU)) {
+		sel = mcm_has(mask, IB_SA_MCMEMBER_REC_MTU_SELECTOR) ?
+		      r[38] >> 6 : 2;
+		if (sel == 2)
+			g->mtu = r[38] & 0x3f;
+		if (!mcm_sel_ok(sel, r[38] & 0x3f, g->mtu) || g->mtu > pr.mtu ||
+		    g->mtu < IB_MTU_256)
+			return false;
+	}
+	g->rate = pr.rate;
+	if (mcm_has(mask, IB_SA_MCMEMBER_REC_RATE)) {
+		sel = mcm_has(mask, IB_SA_MCMEMBER_REC_RATE_SELECTOR) ?
+		      r[42] >> 6 : 2;
+		if (sel == 2)
+			g->rate = r[42] & 0x3f;
+		if (!mcm_sel_ok(sel, ib_rate_to_mbps(r[42] & 0x3f),
+				ib_rate_to_mbps(g->rate)) ||
+		    ib_rate_to_mbps(g->rate) <= 0 ||
+		    ib_rate_to_mbps(g->rate) > ib_rate_to_mbps(pr.rate))
+			return false;
+	}
+	g->life = mcm_has(mask, IB_SA_MCMEMBER_REC_PACKET_LIFE_TIME) ?
+		  r[43] & 0x3f : sf_fab.subnets[g->subnet].def.life;
+	return true;
+}
+
+static bool mcm_has_pkey(const struct sf_port *p, u16 pkey)
+{
+	int i;
+
+	for (i = 0; i < SF_PKEYS; i++)
+		if ((p->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+/*
+ * Set (join) and Delete (leave), as OpenSM's osm_sa_mcmember_record.c
+ * and IBA 15.4.2: MGID, PortGID and JoinState are required
+ * (ERR_INSUFFICIENT_COMPONENTS); the PortGID must be the requester's own
+ * port (no proxy joins here) and carry the group's P_Key; a port whose
+ * MTU or rate is below the group's cannot join (ERR_REQ_INVALID). A join
+ * to an unknown MGID creates the group when it also gives Q_Key, P_Key,
+ * SL, FlowLabel and TClass (OpenSM's REQUIRED_MC_CREATE_COMP) and the
+ * JoinState includes a full membership; an MGID of 0 (SA-assigned) is
+ * not supported (ERR_REQ_INVALID). The answer is the group's record with
+ * the port's JoinState (all the bits it holds). A leave removes the
+ * given bits; a group that no longer has a FullMember is deleted unless
+ * it was created in advance (OpenSM osm_mgrp_cleanup).
+ */
+static u16 mcm_set_delete(struct sf_pkt *pkt, bool join, u8 *out)
+{
+	const u64 need = be64_to_cpu(IB_SA_MCMEMBER_REC_MGID |
+				     IB_SA_MCMEMBER_REC_PORT_GID |
+				     IB_SA_MCMEMBER_REC_JOIN_STATE);
+	const u64 create = be64_to_cpu(IB_SA_MCMEMBER_REC_QKEY |
+				       IB_SA_MCMEMBER_REC_PKEY |
+				       IB_SA_MCMEMBER_REC_SL |
+				       IB_SA_MCMEMBER_REC_FLOW_LABEL |
+				       IB_SA_MCMEMBER_REC_TRAFFIC_CLASS);
+	u64 mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
+	const u8 *r = pkt->data + SA_DATA;
+	static const u8 zero[16];
+	u8 js = r[48] & 0xf;
+	struct sf_port *port;
+	struct sf_props pr;
+	struct sf_mcg *g;
+	unsigned long flags;
+	u16 err = 0;
+	int idx, i;
+	bool full;
+
+	if ((mask & need) != need)
+		return SA_ERR_INSUFF_COMPS;
+	port = mcm_port(pkt->subnet, r + 16);
+	if (!port || !js || !memcmp(r, zero, 16) || r[0] != 0xff ||
+	    (r[49] & 0x80))
+		return SA_ERR_REQ_INVALID;
+	/* The requester's own port: its LID range holds the SLID. */
+	if ((pkt->slid & ~((1 << sf_fab.subnets[pkt->subnet].lmc) - 1)) !=
+	    port->lid)
+		return SA_ERR_REQ_INVALID;
+	idx = sf_port_index(port);
+	sf_port_props(port, &pr);
+	spin_lock_irqsave(&sf_lock, flags);
+	g = mcg_by_mgid(pkt->subnet, r);
+	if (!join) {
+		if (!g || !(g->join[idx] & js)) {
+			err = SA_ERR_REQ_INVALID;
+			goto out;
+		}
+		mcm_encode(g, port, js, out);
+		g->join[idx] &= ~js;
+		full = false;
+		for (i = 0; i < SF_SUBNET_PORTS; i++)
+			full |= g->join[i] & 1;
+		if (!full && !g->well_known)
+			g->used = false;
+		goto out;
+	}
+	if (!g) {
+		if ((mask & create) != create) {
+			err = SA_ERR_INSUFF_COMPS;
+			goto out;
+		}
+		if (!(js & 0x9) || !mcm_has_pkey(port, get_unaligned_be16(r + 40))) {
+			err = SA_ERR_REQ_INVALID;
+			goto out;
+		}
+		g = mcg_new(pkt->subnet);
+		if (!g) {
+			err = SA_ERR_NO_RESOURCES;
+			goto out;
+		}
+		if (!mcm_create(g, mask, r, port)) {
+			g->used = false;
+			err = SA_ERR_REQ_INVALID;
+			goto out;
+		}
+	} else if (!mcm_matches(g, mask, r) || !mcm_has_pkey(port, g->pkey) ||
+		   pr.mtu < g->mtu ||
+		   ib_rate_to_mbps(pr.rate) < ib_rate_to_mbps(g->rate)) {
+		err = SA_ERR_REQ_INVALID;
+		goto out;
+	}
+	g->join[idx] |= js;
+	mcm_encode(g, port, g->join[idx], out);
+out:
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return err;
+}
+
+/*
+ * Get and GetTable: one record per (group, member port) whose fields
+ * match the components given (MGID, PortGID, Q_Key, MLID, P_Key, SL,
+ * Scope; JoinState: the bits asked are all held), as OpenSM's
+ * mcmr_by_comp_mask; a Get with more than one match is
+ * ERR_REQ_TOO_MANY_RECORDS, with none ERR_NO_RECORDS.
+ */
+static int mcm_query(struct sf_pkt *pkt, u8 *out, int max)
+{
+	u64 mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
+	struct sf_subnet *sn = &sf_fab.subnets[pkt->subnet];
+	const u8 *r = pkt->data + SA_DATA;
+	unsigned long flags;
+	int i, p, n = 0;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	for (i = 0; i < SF_MAX_MCG; i++) {
+		struct sf_mcg *g = &sf_fab.mcgs[i];
+
+		if (!g->used || g->subnet != pkt->subnet)
+			continue;
+		if (mcm_has(mask, IB_SA_MCMEMBER_REC_MGID) &&
+		    memcmp(g->mgid.raw, r, 16))
+			continue;
+		if (!mcm_matches(g, mask & be64_to_cpu(IB_SA_MCMEMBER_REC_QKEY |
+						       IB_SA_MCMEMBER_REC_MLID |
+						       IB_SA_MCMEMBER_REC_PKEY |
+						       IB_SA_MCMEMBER_REC_SL |
+						       IB_SA_MCMEMBER_REC_SCOPE),
+				 r))
+			continue;
+		for (p = 0; p < sn->nports; p++) {
+			if (!g->join[p])
+				continue;
+			if (mcm_has(mask, IB_SA_MCMEMBER_REC_PORT_GID) &&
+			    mcm_port(pkt->subnet, r + 16) != sn->ports[p])
+				continue;
+			if (mcm_has(mask, IB_SA_MCMEMBER_REC_JOIN_STATE) &&
+			    (r[48] & 0xf & ~g->join[p]))
+				continue;
+			if (n < max)
+				mcm_encode(g, sn->ports[p], g->join[p],
+					   out + n * MCM_STRIDE);
+			n++;
+		}
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return n;
+}
+
+/* One record in a non-RMPP answer; an error carries the request's. */
+static void mcm_reply(struct sf_pkt *req, u8 method, u16 err, const u8 *rec)
+{
+	struct sf_pkt *pkt = sa_answer(req, method, err);
+
+	if (!pkt)
+		return;
+	memcpy(pkt->data + SA_DATA, err ? req->data + SA_DATA : rec, MCM_LEN);
+	sa_send(req, pkt);
+}
+
+static void mcm_recv(struct sf_pkt *pkt, u8 method)
+{
+	u8 *recs;
+	u16 err;
+	int n;
+
+	recs = kcalloc(SA_MAX_RECS, MCM_STRIDE, GFP_KERNEL);
+	if (!recs) {
+		atomic64_inc(&sa_dropped);
+		return;
+	}
+	if (method == IB_MGMT_METHOD_SET || method == IB_SA_METHOD_DELETE) {
+		err = mcm_set_delete(pkt, method == IB_MGMT_METHOD_SET, recs);
+		/* Set answers GetResp, Delete DeleteResp (IBA 15.4.2). */
+		mcm_reply(pkt, method == IB_MGMT_METHOD_SET ?
+			  IB_MGMT_METHOD_GET_RESP : IB_SA_METHOD_DELETE_RESP,
+			  err, recs);
+		kfree(recs);
+		return;
+	}
+	n = mcm_query(pkt, recs, SA_MAX_RECS);
+	if (method == IB_MGMT_METHOD_GET) {
+		err = n == 1 ? 0 : n ? SA_ERR_TOO_MANY_RECS : SA_ERR_NO_RECORDS;
+		mcm_reply(pkt, IB_MGMT_METHOD_GET_RESP, err, recs);
+		kfree(recs);
+		return;
+	}
+	if (n > SA_MAX_RECS) {
+		kfree(recs);
+		sa_table(pkt, SA_ERR_NO_RESOURCES, NULL, 0);
+		return;
+	}
+	sa_table(pkt, 0, recs, n * MCM_STRIDE);	/* takes recs */
+}
+
 /* Called by the worker for every SA-class MAD sent to the SM LID. */
 void sf_sa_recv(struct sf_pkt *pkt)
 {
@@ -620,7 +1085,9 @@ void sf_sa_recv(struct sf_pkt *pkt)
 		return;
 	}
 	if (method != IB_MGMT_METHOD_GET &&
-	    method != IB_SA_METHOD_GET_TABLE) {
+	    method != IB_SA_METHOD_GET_TABLE &&
+	    !(get_unaligned_be16(pkt->data + 16) == IB_SA_ATTR_MC_MEMBER_REC &&
+	      (method == IB_MGMT_METHOD_SET || method == IB_SA_METHOD_DELETE))) {
 		sa_reply(pkt, method | IB_MGMT_METHOD_RESP,
 			 IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD, NULL, 0);
 		return;
@@ -637,6 +1104,10 @@ void sf_sa_recv(struct sf_pkt *pkt)
 		cpi[1] = 2;
 		put_unaligned_be32(18, cpi + 4);
 		sa_reply(pkt, IB_MGMT_METHOD_GET_RESP, 0, cpi, 1);
+		return;
+	}
+	if (get_unaligned_be16(pkt->data + 16) == IB_SA_ATTR_MC_MEMBER_REC) {
+		mcm_recv(pkt, method);
 		return;
 	}
 	if (get_unaligned_be16(pkt->data + 16) != IB_SA_ATTR_PATH_REC) {
