@@ -1,1 +1,115 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # work, v1, merged, kver, log, rc, why, repo_*: tests/pkg/run's, repo.sh's
+# The pkg tier's Ansible case (sourced by tests/pkg/run, after repo.sh):
+# ansible-lint on provisioning/ansible; then the example playbook
+# (provisioning/ansible/site.yml, the ib_routed role) against a fresh copy
+# of the Debian root over the chroot connection, with the repository of
+# repo.sh served on loopback and a site signing key: check mode changes
+# nothing, a run installs and builds (modules signed by the site key,
+# verify result in the host's local facts), a second run and a check-mode
+# run report no changes, and a verify error fails the host.
+
+ansible_src=$IBR_TOP/provisioning/ansible
+ansible_work=$work/ansible
+
+# ansible_play NAME [ARG...]: ansible-playbook on the example playbook with
+# the test inventory; output in $log and $ansible_work/NAME.log; sets
+# ansible_changed (the recap's changed= for the root).
+ansible_play() {
+	local name=$1
+	shift
+	set +e
+	(
+		cd "$ansible_src"
+		ANSIBLE_CONFIG=$ansible_src/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 \
+			ANSIBLE_HOME=$ansible_work/home ANSIBLE_LOCAL_TEMP=$ansible_work/tmp \
+			ANSIBLE_CACHE_PLUGIN_CONNECTION=$ansible_work/facts ANSIBLE_RETRY_FILES_ENABLED=0 \
+			ansible-playbook -i "$ansible_work/inventory.yml" "$@" site.yml
+	) >"$log" 2>&1
+	rc=$?
+	set -e
+	cp "$log" "$ansible_work/$name.log"
+	ansible_changed=$(sed -n 's/^ibr-pkg-root *: ok=[0-9]* *changed=\([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	return $rc
+}
+# What changed, for a failure message.
+ansible_changes() { grep -E '^(changed|TASK)' "$log" | grep -B1 '^changed' | grep '^TASK' | sed 's/^TASK \[\(.*\)\] \**$/\1/' | tr '\n' ';'; }
+
+case_ansible() {
+	rm -rf "$ansible_work"
+	mkdir -p "$ansible_work/home" "$ansible_work/tmp" "$ansible_work/keys"
+	if (cd "$ansible_src" && HOME=$ansible_work/home run ansible-lint --nocolor) && has 'Passed with production profile'; then
+		t_pass pkg-ansible-lint
+	else
+		show_log
+		t_fail pkg-ansible-lint "ansible-lint (production profile) reported problems in provisioning/ansible"
+	fi
+	repo_build pkg-ansible-repo || { repo_serve_stop; return 1; }
+	openssl req -x509 -newkey rsa:2048 -nodes -days 30 -sha256 -subj "/CN=ib-routed ansible site key/" \
+		-outform DER -keyout "$ansible_work/keys/site.key" -out "$ansible_work/keys/site.der" >/dev/null 2>&1
+	enter
+	cat >"$ansible_work/inventory.yml" <<EOF
+---
+ib_routed:
+  hosts:
+    ibr-pkg-root:
+      ansible_host: $merged
+      ansible_connection: community.general.chroot
+      ansible_become: false
+      ansible_python_interpreter: /usr/bin/python3
+      ib_routed_repo_url: http://127.0.0.1:$repo_port
+      ib_routed_repo_key_file: $repo_dir/ib-routed-archive-keyring.gpg
+      ib_routed_mok_key_file: $ansible_work/keys/site.key
+      ib_routed_mok_cert_file: $ansible_work/keys/site.der
+EOF
+	# Check mode on a host without ib-routed: succeeds, says what it
+	# would change, changes nothing.
+	# shellcheck disable=SC2016 # a dpkg-query format, not shell
+	if ansible_play check-fresh --check && [ "${ansible_changed:-0}" -gt 0 ] &&
+		[ ! -e "$merged/etc/apt/sources.list.d/ib-routed.sources" ] && [ ! -e "$merged/etc/ib-routed-site" ] &&
+		! in_root dpkg-query -W -f '${Status}\n' ib-routed-dkms 2>/dev/null | grep -q '^install ok'; then
+		t_pass pkg-ansible-check-mode-fresh
+	else
+		show_log
+		t_fail pkg-ansible-check-mode-fresh "check mode failed ($rc), reported no change ($ansible_changed) or changed the root"
+	fi
+	if ansible_play apply && [ "${ansible_changed:-0}" -gt 0 ]; then
+		t_pass pkg-ansible-apply
+	else
+		show_log
+		t_fail pkg-ansible-apply "ansible-playbook exited $rc (changed=$ansible_changed)"
+	fi
+	t_check pkg-ansible-installed-modules "$why" overlay_installed "$v1"
+	signer=$(modinfo -F signer "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko" 2>/dev/null || true)
+	t_check pkg-ansible-site-signed "ib_cm.ko's signer is '$signer'" [ "$signer" = "ib-routed ansible site key" ]
+	fact=$merged/etc/ansible/facts.d/ib_routed.fact
+	if python3 -c 'import json, sys; f = json.load(open(sys.argv[1])); sys.exit(not (f["version"] == sys.argv[2] and f["kernel"] == sys.argv[3] and f["severity"] in ("ok", "warn") and f["checks"]["module-files"] == "ok"))' \
+		"$fact" "$v1" "$kver" 2>/dev/null; then
+		t_pass pkg-ansible-verify-facts
+	else
+		sed 's/^/    | /' "$fact" 2>/dev/null || true
+		t_fail pkg-ansible-verify-facts "$fact does not record verify $v1 on $kver with module-files ok"
+	fi
+	if ansible_play again && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-idempotent
+	else
+		show_log
+		t_fail pkg-ansible-idempotent "the second run exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	if ansible_play check-again --check && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-check-mode-no-changes
+	else
+		show_log
+		t_fail pkg-ansible-check-mode-no-changes "check mode after the runs exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	# A broken installation: verify reports an error and the role fails
+	# the host, naming the check.
+	rm -f "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko"
+	if ! ansible_play broken --tags verify && has 'ib-routed-verify: error: .*module-files'; then
+		t_pass pkg-ansible-fails-on-verify-error
+	else
+		show_log
+		t_fail pkg-ansible-fails-on-verify-error "the role did not fail the host on verify's module-files error (exit $rc)"
+	fi
+	leave
+	repo_serve_stop
+}

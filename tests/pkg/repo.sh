@@ -62,32 +62,33 @@ repo_serve_stop() {
 	repo_http_pid=
 }
 
-# repo_build: the throwaway key, the packages, the tree, served; used by
-# the repository and the Ansible cases.
+# repo_build NAME: the throwaway key, the packages, the tree, served; used
+# by the repository and the Ansible cases (NAME: the result's name).
 repo_build() {
+	local name=$1
 	trap 'repo_serve_stop; leave' EXIT
 	if ! repo_packages; then
 		show_log
-		t_fail pkg-repo-build "the packages could not be built"
+		t_fail "$name" "the packages could not be built"
 		return 1
 	fi
 	if ! repo_keys; then
-		t_fail pkg-repo-build "gpg could not make the throwaway keys"
+		t_fail "$name" "gpg could not make the throwaway keys"
 		return 1
 	fi
 	if ! repo_serve; then
 		cat "$work/repo-http.log"
-		t_fail pkg-repo-build "the HTTP server on 127.0.0.1 did not start"
+		t_fail "$name" "the HTTP server on 127.0.0.1 did not start"
 		return 1
 	fi
 	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
 		--deb-dir "$work/deb-$v1" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
 		--url "http://127.0.0.1:$repo_port" &&
 		[ -f "$repo_dir/deb/dists/bookworm/InRelease" ] && [ -f "$repo_dir/rpm/repodata/repomd.xml.asc" ]; then
-		t_pass pkg-repo-build
+		t_pass "$name"
 	else
 		show_log
-		t_fail pkg-repo-build "packaging/repo/build failed or made no signed InRelease and repomd.xml.asc"
+		t_fail "$name" "packaging/repo/build failed or made no signed InRelease and repomd.xml.asc"
 		return 1
 	fi
 }
@@ -111,7 +112,7 @@ repo_dnf() {
 }
 
 case_repo() {
-	repo_build || { repo_serve_stop; return 1; }
+	repo_build pkg-repo-build || { repo_serve_stop; return 1; }
 	enter
 	mkdir -p "$merged/usr/share/keyrings"
 	cp "$repo_dir/ib-routed-archive-keyring.gpg" "$merged/usr/share/keyrings/"
