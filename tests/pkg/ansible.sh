@@ -113,3 +113,60 @@ EOF
 	leave
 	repo_serve_stop
 }
+
+# The first-boot snippets: the cloud-config against cloud-init's own
+# schema (Debian 12's cloud-init package, downloaded once, not installed),
+# and the shell of its runcmd and of the kickstart %post body (shellcheck).
+case_snippets() {
+	local ci=$IBR_TOP/provisioning/cloud-init/ib-routed.yaml ks=$IBR_TOP/provisioning/kickstart/ib-routed-post.ks
+	local cdir=$work/cloud-init schema
+	schema=$(find "$cdir" -name schema-cloud-config-v1.json 2>/dev/null | head -n 1)
+	if [ -z "$schema" ]; then
+		rm -rf "$cdir"
+		mkdir -p "$cdir"
+		if (cd "$cdir" && run apt-get download cloud-init) && run dpkg-deb -x "$cdir"/cloud-init_*.deb "$cdir/x"; then
+			schema=$(find "$cdir" -name schema-cloud-config-v1.json | head -n 1)
+		else
+			show_log
+		fi
+	fi
+	if [ -z "$schema" ]; then
+		t_fail pkg-cloud-init-schema "no cloud-init schema (apt-get download cloud-init failed)"
+	elif run python3 - "$schema" "$ci" <<'EOP'
+import json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+if not text.startswith("#cloud-config\n"):
+    sys.exit("the file does not start with #cloud-config")
+config = yaml.safe_load(text)
+errors = list(jsonschema.Draft4Validator(schema).iter_errors(config))
+for e in errors:
+    print("/".join(str(p) for p in e.path), e.message)
+src = config["apt"]["sources"]["ib-routed.list"]
+if "[signed-by=$KEY_FILE]" not in src["source"] or "BEGIN PGP PUBLIC KEY BLOCK" not in src["key"]:
+    errors.append("the apt source is not signed-by its key")
+    print(errors[-1])
+sys.exit(1 if errors else 0)
+EOP
+	then
+		t_pass pkg-cloud-init-schema
+	else
+		show_log
+		t_fail pkg-cloud-init-schema "$ci is not valid against the cloud-config schema of $(basename "$cdir"/cloud-init_*.deb)"
+	fi
+	python3 -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["runcmd"]))' "$ci" >"$work/runcmd.sh" 2>"$log" || true
+	if [ -s "$work/runcmd.sh" ] && run shellcheck -s sh "$work/runcmd.sh"; then
+		t_pass pkg-cloud-init-runcmd-shellcheck
+	else
+		show_log
+		t_fail pkg-cloud-init-runcmd-shellcheck "shellcheck reported problems in the runcmd script of $ci"
+	fi
+	sed -n '/^%post/,/^%end$/p' "$ks" | sed '1d;$d' >"$work/ks-post.sh"
+	if [ "$(grep -c '^%post --log=[^ ]* --erroronfail$' "$ks")" = 1 ] && [ "$(grep -c '^%end$' "$ks")" = 1 ] &&
+		[ -s "$work/ks-post.sh" ] && run shellcheck -s bash "$work/ks-post.sh"; then
+		t_pass pkg-kickstart-post-shellcheck
+	else
+		show_log
+		t_fail pkg-kickstart-post-shellcheck "$ks: not one %post --erroronfail ... %end, or shellcheck reported problems"
+	fi
+}
