@@ -6,7 +6,8 @@
 # repo.sh served on loopback and a site signing key: check mode changes
 # nothing, a run installs and builds (modules signed by the site key,
 # verify result in the host's local facts), a second run and a check-mode
-# run report no changes, and a verify error fails the host.
+# run report no changes; local package files of a newer version upgrade
+# it, again idempotently; and a verify error fails the host.
 
 ansible_src=$IBR_TOP/provisioning/ansible
 ansible_work=$work/ansible
@@ -82,7 +83,7 @@ EOF
 	signer=$(modinfo -F signer "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko" 2>/dev/null || true)
 	t_check pkg-ansible-site-signed "ib_cm.ko's signer is '$signer'" [ "$signer" = "ib-routed ansible site key" ]
 	fact=$merged/etc/ansible/facts.d/ib_routed.fact
-	if python3 -c 'import json, sys; f = json.load(open(sys.argv[1])); sys.exit(not (f["version"] == sys.argv[2] and f["kernel"] == sys.argv[3] and f["severity"] in ("ok", "warn") and f["checks"]["module-files"] == "ok"))' \
+	if /usr/bin/python3 -c 'import json, sys; f = json.load(open(sys.argv[1])); sys.exit(not (f["version"] == sys.argv[2] and f["kernel"] == sys.argv[3] and f["severity"] in ("ok", "warn") and f["checks"]["module-files"] == "ok"))' \
 		"$fact" "$v1" "$kver" 2>/dev/null; then
 		t_pass pkg-ansible-verify-facts
 	else
@@ -100,6 +101,31 @@ EOF
 	else
 		show_log
 		t_fail pkg-ansible-check-mode-no-changes "check mode after the runs exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	# Local package files instead of the repository, a newer version: the
+	# role upgrades to it (DKMS builds it), then changes nothing.
+	if [ ! -f "$work/deb-$v2/ib-routed-utils_${v2}_amd64.deb" ] &&
+		! run "$IBR_TOP/packaging/deb/build" -o "$work/deb-$v2" --version "$v2"; then
+		show_log
+	fi
+	sed -i -e '/ib_routed_repo_/d' "$ansible_work/inventory.yml"
+	cat >>"$ansible_work/inventory.yml" <<EOF
+      ib_routed_install_from: local
+      ib_routed_local_packages:
+        - $work/deb-$v2/ib-routed-dkms_${v2}_all.deb
+        - $work/deb-$v2/ib-routed-utils_${v2}_amd64.deb
+EOF
+	if ansible_play local && overlay_installed "$v2" && grep -q "\"version\": \"$v2\"" "$fact"; then
+		t_pass pkg-ansible-local-files-upgrade
+	else
+		show_log
+		t_fail pkg-ansible-local-files-upgrade "the run with local package files of $v2 exited $rc or did not install them ($why)"
+	fi
+	if ansible_play local-again && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-local-files-idempotent
+	else
+		show_log
+		t_fail pkg-ansible-local-files-idempotent "the second run with local files exited $rc with changed=$ansible_changed: $(ansible_changes)"
 	fi
 	# A broken installation: verify reports an error and the role fails
 	# the host, naming the check.
@@ -132,7 +158,7 @@ case_snippets() {
 	fi
 	if [ -z "$schema" ]; then
 		t_fail pkg-cloud-init-schema "no cloud-init schema (apt-get download cloud-init failed)"
-	elif run python3 - "$schema" "$ci" <<'EOP'
+	elif run /usr/bin/python3 - "$schema" "$ci" <<'EOP'
 import json, sys, yaml, jsonschema
 schema = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
@@ -154,7 +180,7 @@ EOP
 		show_log
 		t_fail pkg-cloud-init-schema "$ci is not valid against the cloud-config schema of $(basename "$cdir"/cloud-init_*.deb)"
 	fi
-	python3 -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["runcmd"]))' "$ci" >"$work/runcmd.sh" 2>"$log" || true
+	/usr/bin/python3 -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["runcmd"]))' "$ci" >"$work/runcmd.sh" 2>"$log" || true
 	if [ -s "$work/runcmd.sh" ] && run shellcheck -s sh "$work/runcmd.sh"; then
 		t_pass pkg-cloud-init-runcmd-shellcheck
 	else

@@ -46,7 +46,7 @@ repo_keys() {
 repo_serve() {
 	mkdir -p "$repo_dir"
 	: >"$work/repo-http.log"
-	python3 -m http.server 0 --bind 127.0.0.1 --directory "$repo_dir" >"$work/repo-http.log" 2>&1 &
+	/usr/bin/python3 -m http.server 0 --bind 127.0.0.1 --directory "$repo_dir" >"$work/repo-http.log" 2>&1 &
 	repo_http_pid=$!
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		repo_port=$(sed -n 's/^Serving HTTP on .* port \([0-9]*\) .*/\1/p' "$work/repo-http.log" | head -n 1)
