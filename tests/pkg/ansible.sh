@@ -127,6 +127,18 @@ EOF
 		show_log
 		t_fail pkg-ansible-local-files-idempotent "the second run with local files exited $rc with changed=$ansible_changed: $(ansible_changes)"
 	fi
+	# A kernel DKMS has not installed the overlay for (as after a kernel
+	# update whose source came later): the role installs it with DKMS and
+	# regenerates that kernel's initramfs; verify passes again.
+	if run in_root dkms uninstall -m ib-routed -v "$v2" -k "$kver" && ! overlay_installed "$v2" &&
+		ansible_play dkms &&
+		grep -A2 'Build and install the overlay with DKMS' "$log" | grep -q "^changed: .*(item=$kver)" &&
+		overlay_installed "$v2" && grep -q '"initramfs": "ok"' "$fact" && grep -q '"severity": "ok"' "$fact"; then
+		t_pass pkg-ansible-dkms-install
+	else
+		show_log
+		t_fail pkg-ansible-dkms-install "the role did not install the overlay with DKMS for $kver, or verify is not ok after ($rc, $why)"
+	fi
 	# A broken installation: verify reports an error and the role fails
 	# the host, naming the check.
 	rm -f "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko"
