@@ -139,6 +139,17 @@ EOF
 		show_log
 		t_fail pkg-ansible-dkms-install "the role did not install the overlay with DKMS for $kver, or verify is not ok after ($rc, $why)"
 	fi
+	# A newer kernel of a supported series whose headers the archive does
+	# not have: the role fails the host before installing anything.
+	fake=6.1.999-ibrfake-amd64
+	touch "$merged/boot/vmlinuz-$fake"
+	if ! ansible_play no-headers && has "the headers of the newest kernel, $fake, are not available"; then
+		t_pass pkg-ansible-fails-without-newest-headers
+	else
+		show_log
+		t_fail pkg-ansible-fails-without-newest-headers "the role did not fail the host for $fake without headers (exit $rc)"
+	fi
+	rm -f "$merged/boot/vmlinuz-$fake"
 	# A broken installation: verify reports an error and the role fails
 	# the host, naming the check.
 	rm -f "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko"
