@@ -15,7 +15,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools deb rpm demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools deb rpm repo demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -75,6 +75,16 @@ deb:
 
 rpm:
 	packaging/rpm/build
+
+# Signed apt and yum/dnf repositories of those packages in build/repo, for
+# any web server (packaging/repo/README.md):
+#   make repo REPO_KEY=<gpg key id> [REPO_URL=https://host/path] [GNUPGHOME=...]
+REPO_KEY ?=
+REPO_URL ?=
+repo:
+	@test -n "$(REPO_KEY)" || { echo "usage: make repo REPO_KEY=<gpg key id> [REPO_URL=<url>] (packaging/repo/README.md)"; exit 2; }
+	$(MAKE) deb rpm
+	packaging/repo/build --key "$(REPO_KEY)" $(if $(REPO_URL),--url "$(REPO_URL)")
 
 demo: deps modules
 	tests/vm/demo

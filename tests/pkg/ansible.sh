@@ -1,0 +1,221 @@
+# shellcheck shell=bash disable=SC2154 # work, v1, merged, kver, log, rc, why, repo_*: tests/pkg/run's, repo.sh's
+# The pkg tier's Ansible case (sourced by tests/pkg/run, after repo.sh):
+# ansible-lint on provisioning/ansible; then the example playbook
+# (provisioning/ansible/site.yml, the ib_routed role) against a fresh copy
+# of the Debian root over the chroot connection, with the repository of
+# repo.sh served on loopback and a site signing key: check mode changes
+# nothing, a run installs and builds (modules signed by the site key,
+# verify result in the host's local facts), a second run and a check-mode
+# run report no changes; local package files of a newer version upgrade
+# it, again idempotently; and a verify error fails the host.
+
+ansible_src=$IBR_TOP/provisioning/ansible
+ansible_work=$work/ansible
+
+# ansible_play NAME [ARG...]: ansible-playbook on the example playbook with
+# the test inventory; output in $log and $ansible_work/NAME.log; sets
+# ansible_changed (the recap's changed= for the root).
+ansible_play() {
+	local name=$1
+	shift
+	set +e
+	(
+		cd "$ansible_src"
+		ANSIBLE_CONFIG=$ansible_src/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 \
+			ANSIBLE_HOME=$ansible_work/home ANSIBLE_LOCAL_TEMP=$ansible_work/tmp \
+			ANSIBLE_CACHE_PLUGIN_CONNECTION=$ansible_work/facts ANSIBLE_RETRY_FILES_ENABLED=0 \
+			ansible-playbook -i "$ansible_work/inventory.yml" "$@" site.yml
+	) >"$log" 2>&1
+	rc=$?
+	set -e
+	cp "$log" "$ansible_work/$name.log"
+	ansible_changed=$(sed -n 's/^ibr-pkg-root *: ok=[0-9]* *changed=\([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+	return $rc
+}
+# What changed, for a failure message.
+ansible_changes() { grep -E '^(changed|TASK)' "$log" | grep -B1 '^changed' | grep '^TASK' | sed 's/^TASK \[\(.*\)\] \**$/\1/' | tr '\n' ';'; }
+
+case_ansible() {
+	rm -rf "$ansible_work"
+	mkdir -p "$ansible_work/home" "$ansible_work/tmp" "$ansible_work/keys"
+	if (cd "$ansible_src" && HOME=$ansible_work/home run ansible-lint --nocolor) && has 'Passed with production profile'; then
+		t_pass pkg-ansible-lint
+	else
+		show_log
+		t_fail pkg-ansible-lint "ansible-lint (production profile) reported problems in provisioning/ansible"
+	fi
+	repo_build pkg-ansible-repo || { repo_serve_stop; return 1; }
+	openssl req -x509 -newkey rsa:2048 -nodes -days 30 -sha256 -subj "/CN=ib-routed ansible site key/" \
+		-outform DER -keyout "$ansible_work/keys/site.key" -out "$ansible_work/keys/site.der" >/dev/null 2>&1
+	enter
+	cat >"$ansible_work/inventory.yml" <<EOF
+---
+ib_routed:
+  hosts:
+    ibr-pkg-root:
+      ansible_host: $merged
+      ansible_connection: community.general.chroot
+      ansible_become: false
+      ansible_python_interpreter: /usr/bin/python3
+      ib_routed_repo_url: http://127.0.0.1:$repo_port
+      ib_routed_repo_key_file: $repo_dir/ib-routed-archive-keyring.gpg
+      ib_routed_mok_key_file: $ansible_work/keys/site.key
+      ib_routed_mok_cert_file: $ansible_work/keys/site.der
+EOF
+	# Check mode on a host without ib-routed: succeeds, says what it
+	# would change, changes nothing.
+	# shellcheck disable=SC2016 # a dpkg-query format, not shell
+	if ansible_play check-fresh --check && [ "${ansible_changed:-0}" -gt 0 ] &&
+		[ ! -e "$merged/etc/apt/sources.list.d/ib-routed.sources" ] && [ ! -e "$merged/etc/ib-routed-site" ] &&
+		! in_root dpkg-query -W -f '${Status}\n' ib-routed-dkms 2>/dev/null | grep -q '^install ok'; then
+		t_pass pkg-ansible-check-mode-fresh
+	else
+		show_log
+		t_fail pkg-ansible-check-mode-fresh "check mode failed ($rc), reported no change ($ansible_changed) or changed the root"
+	fi
+	if ansible_play apply && [ "${ansible_changed:-0}" -gt 0 ]; then
+		t_pass pkg-ansible-apply
+	else
+		show_log
+		t_fail pkg-ansible-apply "ansible-playbook exited $rc (changed=$ansible_changed)"
+	fi
+	t_check pkg-ansible-installed-modules "$why" overlay_installed "$v1"
+	signer=$(modinfo -F signer "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko" 2>/dev/null || true)
+	t_check pkg-ansible-site-signed "ib_cm.ko's signer is '$signer'" [ "$signer" = "ib-routed ansible site key" ]
+	fact=$merged/etc/ansible/facts.d/ib_routed.fact
+	if /usr/bin/python3 -c 'import json, sys; f = json.load(open(sys.argv[1])); sys.exit(not (f["version"] == sys.argv[2] and f["kernel"] == sys.argv[3] and f["severity"] in ("ok", "warn") and f["checks"]["module-files"] == "ok"))' \
+		"$fact" "$v1" "$kver" 2>/dev/null; then
+		t_pass pkg-ansible-verify-facts
+	else
+		sed 's/^/    | /' "$fact" 2>/dev/null || true
+		t_fail pkg-ansible-verify-facts "$fact does not record verify $v1 on $kver with module-files ok"
+	fi
+	if ansible_play again && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-idempotent
+	else
+		show_log
+		t_fail pkg-ansible-idempotent "the second run exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	if ansible_play check-again --check && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-check-mode-no-changes
+	else
+		show_log
+		t_fail pkg-ansible-check-mode-no-changes "check mode after the runs exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	# Local package files instead of the repository, a newer version: the
+	# role upgrades to it (DKMS builds it), then changes nothing.
+	if [ ! -f "$work/deb-$v2/ib-routed-utils_${v2}_amd64.deb" ] &&
+		! run "$IBR_TOP/packaging/deb/build" -o "$work/deb-$v2" --version "$v2"; then
+		show_log
+	fi
+	sed -i -e '/ib_routed_repo_/d' "$ansible_work/inventory.yml"
+	cat >>"$ansible_work/inventory.yml" <<EOF
+      ib_routed_install_from: local
+      ib_routed_local_packages:
+        - $work/deb-$v2/ib-routed-dkms_${v2}_all.deb
+        - $work/deb-$v2/ib-routed-utils_${v2}_amd64.deb
+EOF
+	if ansible_play local && overlay_installed "$v2" && grep -q "\"version\": \"$v2\"" "$fact"; then
+		t_pass pkg-ansible-local-files-upgrade
+	else
+		show_log
+		t_fail pkg-ansible-local-files-upgrade "the run with local package files of $v2 exited $rc or did not install them ($why)"
+	fi
+	if ansible_play local-again && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-local-files-idempotent
+	else
+		show_log
+		t_fail pkg-ansible-local-files-idempotent "the second run with local files exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
+	# A kernel DKMS has not installed the overlay for (as after a kernel
+	# update whose source came later): the role installs it with DKMS and
+	# regenerates that kernel's initramfs; verify passes again.
+	if run in_root dkms uninstall -m ib-routed -v "$v2" -k "$kver" && ! overlay_installed "$v2" &&
+		ansible_play dkms &&
+		grep -A2 'Build and install the overlay with DKMS' "$log" | grep -q "^changed: .*(item=$kver)" &&
+		overlay_installed "$v2" && grep -q '"initramfs": "ok"' "$fact" && grep -q '"severity": "ok"' "$fact"; then
+		t_pass pkg-ansible-dkms-install
+	else
+		show_log
+		t_fail pkg-ansible-dkms-install "the role did not install the overlay with DKMS for $kver, or verify is not ok after ($rc, $why)"
+	fi
+	# A newer kernel of a supported series whose headers the archive does
+	# not have: the role fails the host before installing anything.
+	fake=6.1.999-ibrfake-amd64
+	touch "$merged/boot/vmlinuz-$fake"
+	if ! ansible_play no-headers && has "the headers of the newest kernel, $fake, are not available"; then
+		t_pass pkg-ansible-fails-without-newest-headers
+	else
+		show_log
+		t_fail pkg-ansible-fails-without-newest-headers "the role did not fail the host for $fake without headers (exit $rc)"
+	fi
+	rm -f "$merged/boot/vmlinuz-$fake"
+	# A broken installation: verify reports an error and the role fails
+	# the host, naming the check.
+	rm -f "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko"
+	if ! ansible_play broken --tags verify && has 'ib-routed-verify: error: .*module-files'; then
+		t_pass pkg-ansible-fails-on-verify-error
+	else
+		show_log
+		t_fail pkg-ansible-fails-on-verify-error "the role did not fail the host on verify's module-files error (exit $rc)"
+	fi
+	leave
+	repo_serve_stop
+}
+
+# The first-boot snippets: the cloud-config against cloud-init's own
+# schema (Debian 12's cloud-init package, downloaded once, not installed),
+# and the shell of its runcmd and of the kickstart %post body (shellcheck).
+case_snippets() {
+	local ci=$IBR_TOP/provisioning/cloud-init/ib-routed.yaml ks=$IBR_TOP/provisioning/kickstart/ib-routed-post.ks
+	local cdir=$work/cloud-init schema
+	schema=$(find "$cdir" -name schema-cloud-config-v1.json 2>/dev/null | head -n 1)
+	if [ -z "$schema" ]; then
+		rm -rf "$cdir"
+		mkdir -p "$cdir"
+		if (cd "$cdir" && run apt-get download cloud-init) && run dpkg-deb -x "$cdir"/cloud-init_*.deb "$cdir/x"; then
+			schema=$(find "$cdir" -name schema-cloud-config-v1.json | head -n 1)
+		else
+			show_log
+		fi
+	fi
+	if [ -z "$schema" ]; then
+		t_fail pkg-cloud-init-schema "no cloud-init schema (apt-get download cloud-init failed)"
+	elif run /usr/bin/python3 - "$schema" "$ci" <<'EOP'
+import json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+if not text.startswith("#cloud-config\n"):
+    sys.exit("the file does not start with #cloud-config")
+config = yaml.safe_load(text)
+errors = list(jsonschema.Draft4Validator(schema).iter_errors(config))
+for e in errors:
+    print("/".join(str(p) for p in e.path), e.message)
+src = config["apt"]["sources"]["ib-routed.list"]
+if "[signed-by=$KEY_FILE]" not in src["source"] or "BEGIN PGP PUBLIC KEY BLOCK" not in src["key"]:
+    errors.append("the apt source is not signed-by its key")
+    print(errors[-1])
+sys.exit(1 if errors else 0)
+EOP
+	then
+		t_pass pkg-cloud-init-schema
+	else
+		show_log
+		t_fail pkg-cloud-init-schema "$ci is not valid against the cloud-config schema of $(basename "$cdir"/cloud-init_*.deb)"
+	fi
+	/usr/bin/python3 -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["runcmd"]))' "$ci" >"$work/runcmd.sh" 2>"$log" || true
+	if [ -s "$work/runcmd.sh" ] && run shellcheck -s sh "$work/runcmd.sh"; then
+		t_pass pkg-cloud-init-runcmd-shellcheck
+	else
+		show_log
+		t_fail pkg-cloud-init-runcmd-shellcheck "shellcheck reported problems in the runcmd script of $ci"
+	fi
+	sed -n '/^%post/,/^%end$/p' "$ks" | sed '1d;$d' >"$work/ks-post.sh"
+	if [ "$(grep -c '^%post --log=[^ ]* --erroronfail$' "$ks")" = 1 ] && [ "$(grep -c '^%end$' "$ks")" = 1 ] &&
+		[ -s "$work/ks-post.sh" ] && run shellcheck -s bash "$work/ks-post.sh"; then
+		t_pass pkg-kickstart-post-shellcheck
+	else
+		show_log
+		t_fail pkg-kickstart-post-shellcheck "$ks: not one %post --erroronfail ... %end, or shellcheck reported problems"
+	fi
+}
