@@ -76,7 +76,7 @@ deb:
 rpm:
 	packaging/rpm/build
 
-demo: deps modules
+demo: deps modules simfab
 	tests/vm/demo
 
 # Developer workflow for kernel-patches/<series>/ (see README.md).
