@@ -11,6 +11,9 @@
 #                          remote query is made.
 # pathset:classic-single   the single GMP|PRIMARY|BIDIRECTIONAL record: the
 #                          REQ as 6.1 sends it.
+# pathset:alternate-armed-at-connect  the same with ALTERNATE records
+#                          through the other router: the REQ's alternate,
+#                          b1's QP armed with it.
 # pathset:caps-file        /sys/class/misc/rdma_cm/ib_path_caps.
 # pathset:sampled          192 blobs on fresh ids in ADDR_RESOLVED: taken or
 #                          refused as the caps file's forms and the rules
@@ -170,6 +173,40 @@ else
 	diag_file /tmp/sfp-three.out.err
 fi
 
+# ---- an alternate through the other router ----------------------------------------
+# The primary as above (through RA); the alternate's forward record is
+# A's record with the DLID of the other router's port on A (the caller
+# picks the router), its return record B's own, which names that router.
+RB=$(route_via "$B" "$(topo_subnet "$A" prefix)")
+if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
+	RB_ALID=$(topo_port "$(rport "$RB" "$A")" lid) RB_BLID=$(topo_port "$(rport "$RB" "$B")" lid)
+	# shellcheck disable=SC2086
+	connect alt 7503 "path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET" \
+		"path flags=0x0d $FWD dlid=$RB_ALID" "path flags=0x14 $(rec /tmp/sfp-ret.out)"
+	rc=$?
+	c=/tmp/sfp-alt.cap o=/tmp/sfp-alt.out
+	_req=$(cap $c 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	[ -n "$_req" ] || _bad="$_bad no REQ routed at $RA_A"
+	# the REQ's alternate (IBA 12.6.5, CM data from MAD byte 24)
+	chk_num alt-local-lid "$(madn "$_m" 120 2)" "$RB_BLID"
+	chk_num alt-remote-lid "$(madn "$_m" 122 2)" "$BLID"
+	chk alt-remote-gid "$(mad "$_m" 140 16)" "$(port_gidhex $BP)"
+	chk_num alt-sl $(($(madn "$_m" 162 1) >> 4)) "$SL_R"
+	chk_num alt-subnet-local $(($(madn "$_m" 162 1) >> 3 & 1)) 0
+	chk_num num-paths "$(out $o cli.path.num_paths)" 2
+	chk_num alt-path-dlid "$(out $o 'cli.path[1].dlid')" "$RB_ALID"
+	# b1's QP armed with it: back through the other router
+	chk_num pas-alt-dlid "$(out $o conn-rtr.qp_attr.alt_ah.dlid)" "$RB_BLID"
+	chk_num pas-alt-sl "$(out $o conn-rtr.qp_attr.alt_ah.sl)" "$SL_R"
+	chk_num pas-dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
+	chk_end pathset:alternate-armed-at-connect $o $c
+else
+	t_skip $T:pathset:alternate-armed-at-connect "one router only between $A and $B"
+fi
+
 # ---- the single classic record, as 6.1 takes it --------------------------------
 # shellcheck disable=SC2086
 if connect classic 7502 "path flags=0x2b $FWD"; then
@@ -197,7 +234,7 @@ else
 	chk max-bytes "$(sed -n 's/^max_bytes //p' $CAPS)" 1152
 	chk classic "$(grep '^form 0x2b ' $CAPS)" "form 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward return(subnet-local)"
 	chk return "$(grep '^form 0x12 ' $CAPS)" "form 0x12 PRIMARY|INBOUND return"
-	chk features "$(grep -E '^(alternate|lap|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 0 lap 0 remote_sa 1 "
+	chk features "$(grep -E '^(alternate|lap|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 1 lap 0 remote_sa 1 "
 fi
 chk_end pathset:caps-file $CAPS
 
