@@ -13,6 +13,9 @@
 #                  return-record fields and end-to-end values, both QPs.
 # cma:traffic-*    the same through the kernel API with QPs and traffic
 #                  (simfab_rc_test.ko, case rc).
+# cma:apm-*        an alternate from a path set (kernel API): armed, the
+#                  primary router fails, both QPs migrate, the DREQ
+#                  follows (rdma_cm tells ib_cm of the QP's migration).
 # cma:absent-*     b1's responder off (UNSUPPORTED at once): ROUTE_ERROR
 #                  -EOPNOTSUPP when required, else today's REQ.
 # cma:silent-*     a destination on no subnet, no bound source: a source
@@ -282,6 +285,56 @@ if has_mod simfab_rc_test; then
 	fi
 else
 	t_skip $T:cma:traffic-routed-resolve-route "simfab_rc_test.ko not in the image"
+fi
+
+# ---- cma:apm: an alternate from a path set, migration, ib_cm told -----------------
+# simfab_rc_test case cma-apm: the route set by hand through rdma_cm's
+# path-set calls (forward through RA paired with RA's port on B as the
+# return DLID; the alternate through RB, B's own return record), RC QPs,
+# RA fails under traffic: both QPs migrate to RB, the consumer's handler
+# sees PATH_MIG, and the DREQ (ib_cm's path, told by rdma_cm) reaches b1.
+# apm NAME NOTIFY: one run; NOTIFY=0: the consumer does not call
+# rdma_notify() (rdma_cm must tell ib_cm itself), 1: it does, as 6.1
+# consumers must (ib_cm must not hear of it twice).
+apm() {
+	_n=$1
+	echo clear >$D/ctl
+	_m=$(dmesg_mark)
+	if ! timeout 180 modprobe simfab_rc_test cases=cma-apm "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY cma_notify="$2" \
+		fail_ctl="router+$RA+down" restore_ctl="router+$RA+up"; then
+		t_fail "$T:cma:$_n" "modprobe simfab_rc_test cases=cma-apm failed"
+		return
+	fi
+	rmmod simfab_rc_test
+	dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"/tmp/sfc-$_n.ktap"
+	cat $D/capture >"/tmp/sfc-$_n.cap"
+	while read -r _st _ _name _rest; do
+		case $_st in
+		ok) t_pass "$T:cma:$_n-${_name#simfab_rc_cma-apm_}" ;;
+		not) _name=${_rest%% *}; t_fail "$T:cma:$_n-${_name#simfab_rc_cma-apm_}" "${_rest#* # }" ;;
+		esac
+	done <<-EOF
+	$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' "/tmp/sfc-$_n.ktap")
+	EOF
+	k=/tmp/sfc-$_n.ktap
+	chk_begin
+	chk_num act-alt-dlid "$(qa act.before alt_dlid)" "$RB_ALID"
+	chk_num pas-alt-dlid "$(qa pas.before alt_dlid)" "$(topo_port "$RB_B" lid)"
+	chk_num act-dlid-after "$(qa act.after dlid)" "$RB_ALID"
+	chk_num pas-dlid-after "$(qa pas.after dlid)" "$(topo_port "$RB_B" lid)"
+	# the DREQ left a1 through RB, RA being down
+	grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
+		_bad="$_bad no-DREQ-through-$RB"
+	chk_end "cma:$_n-paths-and-dreq-route" "$k" "/tmp/sfc-$_n.cap"
+}
+qa() { sed -n "s|^# [^ ]* $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$k" | head -n 1; }
+if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
+	RB_ALID=$(topo_port "$(rport "$RB" "$A")" lid)
+	apm apm 0
+	apm apm-consumer-notifies 1
+else
+	t_skip $T:cma:apm "simfab_rc_test.ko not in the image, or one router only"
 fi
 
 # ---- cma:absent: b1 runs no service (ib_mad answers UNSUPPORTED) --------------
