@@ -86,7 +86,7 @@ repo:
 	$(MAKE) deb rpm
 	packaging/repo/build --key "$(REPO_KEY)" $(if $(REPO_URL),--url "$(REPO_URL)")
 
-demo: deps modules
+demo: deps modules simfab
 	tests/vm/demo
 
 # Developer workflow for kernel-patches/<series>/ (see README.md).

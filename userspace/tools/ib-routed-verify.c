@@ -649,6 +649,43 @@ out:
 
 /* ---- ib_remote_sa: the responder and a live query -------------------------------- */
 
+/* Any port whose link layer is InfiniBand under /sys/class/infiniband. */
+static int has_ib_port(struct verify *v)
+{
+	char *dir = ibr_path(&v->sys, "/sys/class/infiniband");
+	DIR *d = opendir(dir), *pd;
+	struct dirent *de, *pe;
+	int found = 0;
+
+	while (d && !found && (de = readdir(d))) {
+		char *pdir;
+
+		if (de->d_name[0] == '.')
+			continue;
+		pdir = ibr_path(&v->sys, "/sys/class/infiniband/%s/ports", de->d_name);
+		pd = opendir(pdir);
+		while (pd && !found && (pe = readdir(pd))) {
+			char *f, *val;
+
+			if (pe->d_name[0] == '.')
+				continue;
+			f = ibr_path(&v->sys, "/sys/class/infiniband/%s/ports/%s/link_layer",
+				     de->d_name, pe->d_name);
+			val = ibr_slurp(f, NULL);
+			found = val && !strncmp(val, "InfiniBand", 10);
+			free(val);
+			free(f);
+		}
+		if (pd)
+			closedir(pd);
+		free(pdir);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return found;
+}
+
 /* The responder switch of every port under /sys/kernel/ib_remote_sa. */
 static void check_remote_sa(struct verify *v)
 {
@@ -700,9 +737,12 @@ static void check_remote_sa(struct verify *v)
 	if (d)
 		closedir(d);
 	free(dir);
-	if (!on.n && !off.n) {
+	if (!on.n && !off.n && !has_ib_port(v)) {
+		/* rdma_cm loads it (issue 9) on RoCE/iWARP-only nodes too */
 		report(v, "remote-sa", SEV_SKIP,
-		       "ib_remote_sa is loaded but this node has no IB port to serve (RoCE and iWARP ports have no remote SA)");
+		       "ib_remote_sa is loaded, but this node has no InfiniBand port to answer for");
+	} else if (!on.n && !off.n) {
+		report(v, "remote-sa", SEV_WARN, "ib_remote_sa is loaded but serves no IB port");
 	} else {
 		char *a = join(&on, " "), *b = join(&off, " ");
 
@@ -798,8 +838,31 @@ static void check_remote_path(struct verify *v, const char *argv0)
 
 static void check_later(struct verify *v)
 {
-	report(v, "capabilities", SEV_SKIP,
-	       "not defined by this series yet: ib-routed %s publishes no capabilities file", IBR_VERSION);
+	char *f = ibr_path(&v->sys, "/sys/class/misc/rdma_cm/ib_path_caps");
+	char *caps = ibr_slurp(f, NULL);
+
+	if (caps) {
+		/* rdma_ucm's path-set capabilities (docs/path-records.md) */
+		unsigned int forms = 0, max = 0, alt = 0, lap = 0, rsa = 0;
+		char *line, *save = NULL;
+
+		for (line = strtok_r(caps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			forms += !strncmp(line, "form ", 5);
+			sscanf(line, "max_records %u", &max);
+			sscanf(line, "alternate %u", &alt);
+			sscanf(line, "lap %u", &lap);
+			sscanf(line, "remote_sa %u", &rsa);
+		}
+		report(v, "capabilities", forms ? SEV_OK : SEV_WARN,
+		       "rdma_ucm ib_path_caps: %u record forms, up to %u records; alternate %u, lap %u, remote_sa %u",
+		       forms, max, alt, lap, rsa);
+	} else {
+		report(v, "capabilities", SEV_SKIP,
+		       "not defined by this series yet: ib-routed %s publishes no capabilities file (or rdma_ucm is not loaded)",
+		       IBR_VERSION);
+	}
+	free(caps);
+	free(f);
 	report(v, "librdmacm", SEV_SKIP,
 	       "not defined by this series yet: ib-routed %s ships no patched librdmacm", IBR_VERSION);
 }

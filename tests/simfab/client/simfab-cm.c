@@ -1062,6 +1062,8 @@ static void do_query_path(struct args *a)
 		struct ib_path_rec_data d[MAX_PATHS];
 	} r;
 	int s = target(a);
+	/* max=N: a buffer for N records only (the response's out_len) */
+	uint32_t max = (uint32_t)get_num(a, "max", MAX_PATHS, MAX_PATHS);
 	uint32_t i;
 
 	check_all_used(a);
@@ -1070,11 +1072,12 @@ static void do_query_path(struct args *a)
 	cmd.id = ids[s].kid;
 	cmd.option = RDMA_USER_CM_QUERY_PATH;
 	cmd.response = (uintptr_t)&r;
-	if (cmd_result(ucma_cmd(RDMA_USER_CM_CMD_QUERY, &cmd, sizeof(cmd), sizeof(r)),
+	if (cmd_result(ucma_cmd(RDMA_USER_CM_CMD_QUERY, &cmd, sizeof(cmd),
+				(uint32_t)(sizeof(r.h) + max * sizeof(r.d[0]))),
 		       "QUERY_PATH"))
 		return;
 	out("path.num_paths=%u", r.h.num_paths);
-	for (i = 0; i < r.h.num_paths && i < MAX_PATHS; i++) {
+	for (i = 0; i < r.h.num_paths && i < max; i++) {
 		struct sf_pathrec pr;
 		char p[96];
 
@@ -1131,7 +1134,7 @@ static void usage(FILE *f)
 "  accept [qpn=N ...]          (no qpn: rdma_accept(id, NULL), sends the RTU)\n"
 "  reject [reason=N]   disconnect   destroy\n"
 "  wait EVENT [id=NAME] [status=N|any] [timeout=MS] [as=NAME]\n"
-"  qp-attr init|rtr|rts   query-addr   query-gid   query-path\n"
+"  qp-attr init|rtr|rts   query-addr   query-gid   query-path [max=N]\n"
 "  sleep MS   tag PREFIX   timeout MS\n"
 "Most steps take id=NAME (default: the current id). A leading '!' means the\n"
 "step must fail. Exit: 0 ok, 1 failure, 2 usage, 3 timeout.\n");

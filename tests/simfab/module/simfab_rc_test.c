@@ -31,7 +31,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -80,6 +80,9 @@ MODULE_PARM_DESC(wrong_dlid, "rc: then reload the active AV with this DLID and s
 static bool wrong_nogrh;
 module_param(wrong_nogrh, bool, 0444);
 MODULE_PARM_DESC(wrong_nogrh, "rc: then reload the active AV without its GRH and send");
+static bool cma_notify = true;
+module_param(cma_notify, bool, 0444);
+MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as 6.1 consumers must (N: rely on ib-routed's rdma_cm)");
 static int msgs = 8;
 module_param(msgs, int, 0444);
 MODULE_PARM_DESC(msgs, "messages each way per burst");
@@ -124,6 +127,7 @@ struct t_side {
 	/* LAP/APR (ib-routed) */
 	int lap_rcvd, lap_dlid, lap_sl, apr_status, apr_sent, lap_error;
 	bool drep;
+	bool disconnected;		/* rdma_cm DISCONNECTED */
 };
 
 #define T_SEND_OFF	(T_NRECV * T_MSG)
@@ -169,7 +173,7 @@ static void t_qp_event(struct ib_event *ev, void *ctx)
 		 */
 		if (s->cm)
 			ib_cm_notify(s->cm, IB_EVENT_PATH_MIG);
-		else if (s->id)
+		else if (s->id && cma_notify)
 			rdma_notify(s->id, IB_EVENT_PATH_MIG);
 	} else {
 		atomic_inc(&s->other_events);
@@ -516,6 +520,8 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		t_step(s, 0);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		s->disconnected = true;
+		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		break;
 	default:
@@ -527,8 +533,14 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
-/* act -> pas through rdma_cm with AF_IB addresses and a bound source. */
-static int t_cma_connect(struct t_side *a, struct t_side *p)
+static int t_cma_set_paths(struct t_side *a, struct t_side *p);
+
+/*
+ * act -> pas through rdma_cm with AF_IB addresses and a bound source;
+ * the route from rdma_resolve_route(), or with @set_paths a path record
+ * set with an alternate (t_cma_set_paths()).
+ */
+static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 {
 	struct rdma_conn_param cp = {
 		.responder_resources = 1, .initiator_depth = 1,
@@ -566,10 +578,13 @@ static int t_cma_connect(struct t_side *a, struct t_side *p)
 					(struct sockaddr *)&dst, 5000);
 	if (!ret)
 		ret = t_wait_step(a);
-	if (!ret)
+	if (!ret && set_paths) {
+		ret = t_cma_set_paths(a, p);
+	} else if (!ret) {
 		ret = rdma_resolve_route(a->id, 5000);
-	if (!ret)
-		ret = t_wait_step(a);
+		if (!ret)
+			ret = t_wait_step(a);
+	}
 	if (ret)
 		return ret;
 	t_qp_init_attr(a, &qa);
@@ -752,6 +767,67 @@ static void t_print_path(const char *what, struct sa_path_rec *r)
 		be32_to_cpu(sa_path_get_slid(r)), r->sl, r->mtu, r->rate,
 		r->packet_life_time, r->hop_limit, be32_to_cpu(r->flow_label),
 		r->traffic_class, r->flags);
+}
+
+/* ib-routed's rdma_cm path-set calls, looked up (symbol_get) when used */
+typedef int (*t_set_set_fn)(struct rdma_cm_id *id, struct sa_path_rec *path_rec,
+			    const struct sa_path_rec *outbound,
+			    const struct sa_path_rec *inbound);
+typedef int (*t_set_alt_fn)(struct rdma_cm_id *id,
+			    const struct sa_path_rec *alt,
+			    const struct sa_path_rec *alt_inbound);
+
+/*
+ * The route of @a's id set by hand (ADDR_RESOLVED): the SA's forward path
+ * (DLID pri_dlid when given), the passive side's own SA's return record
+ * (DLID ret_dlid), and an alternate: the forward path with DLID alt_dlid
+ * (another router) and the passive SA's return record (DLID
+ * alt_ret_dlid when given), through rdma_set_ib_path_set() and
+ * rdma_set_ib_alt_path().
+ */
+static int t_cma_set_paths(struct t_side *a, struct t_side *p)
+{
+	t_set_set_fn set_fn;
+	t_set_alt_fn alt_fn;
+	int err;
+
+	err = t_path(a->dev, a->port, &a->gid, &p->gid, &t_pri);
+	if (!err)
+		err = t_path(p->dev, p->port, &p->gid, &a->gid, &t_pri_in);
+	if (!err)
+		err = t_path(p->dev, p->port, &p->gid, &a->gid, &t_alt_in);
+	if (err)
+		return err;
+	if (pri_dlid)
+		sa_path_set_dlid(&t_pri, pri_dlid);
+	if (ret_dlid)
+		sa_path_set_dlid(&t_pri_in, ret_dlid);
+	t_pri_in.flags = IB_PATH_PRIMARY | IB_PATH_INBOUND;
+	t_alt = t_pri;
+	if (alt_dlid)
+		sa_path_set_dlid(&t_alt, alt_dlid);
+	if (alt_ret_dlid)
+		sa_path_set_dlid(&t_alt_in, alt_ret_dlid);
+	t_alt_in.flags = IB_PATH_ALTERNATE | IB_PATH_INBOUND;
+	t_print_path("fwd", &t_pri);
+	t_print_path("ret", &t_pri_in);
+	t_print_path("alt-fwd", &t_alt);
+	t_print_path("alt-ret", &t_alt_in);
+	set_fn = (t_set_set_fn)__symbol_get("rdma_set_ib_path_set");
+	alt_fn = (t_set_alt_fn)__symbol_get("rdma_set_ib_alt_path");
+	if (set_fn && alt_fn) {
+		err = set_fn(a->id, &t_pri, NULL, &t_pri_in);
+		if (!err)
+			err = alt_fn(a->id, &t_alt, &t_alt_in);
+	} else {
+		err = -EOPNOTSUPP;
+	}
+	pr_info("# %s set_paths api=%d ret=%d\n", t_case, set_fn && alt_fn, err);
+	if (set_fn)
+		__symbol_put("rdma_set_ib_path_set");
+	if (alt_fn)
+		__symbol_put("rdma_set_ib_alt_path");
+	return err;
 }
 
 /*
@@ -1011,7 +1087,7 @@ static void t_case_rc(void)
 	int ret = t_setup(false);
 
 	if (!ret)
-		ret = t_cma_connect(&t_act, &t_pas);
+		ret = t_cma_connect(&t_act, &t_pas, false);
 	t_result(!ret, "connect", "rdma_cm connection not established");
 	if (!ret) {
 		t_dump("conn", &t_act);
@@ -1038,7 +1114,7 @@ static void t_case_link_down(void)
 	bool got;
 
 	if (!ret)
-		ret = t_cma_connect(&t_act, &t_pas);
+		ret = t_cma_connect(&t_act, &t_pas, false);
 	t_result(!ret, "connect", "rdma_cm connection not established");
 	if (ret)
 		goto out;
@@ -1124,6 +1200,53 @@ static void t_case_apm(bool automatic)
 	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
 		 t_mig_state(&t_pas) == IB_MIG_ARMED, "rearmed",
 		 "want both QPs ARMED again");
+out:
+	t_teardown();
+}
+
+/*
+ * cma-apm: an rdma_cm connection whose route is a path record set with an
+ * alternate through another router (ib-routed), the primary router fails
+ * under traffic (fail_ctl): both QPs migrate, the consumer's QP event
+ * handler still sees PATH_MIG, and rdma_cm has told ib_cm
+ * (ib_cm_notify()): the DREQ then goes through the alternate and reaches
+ * the passive side.
+ */
+static void t_case_cma_apm(void)
+{
+	int ret = t_setup(false), i;
+
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "armed",
+		 "want both QPs ARMED with the set's alternate");
+	t_ctl(fail_ctl);
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	t_result(atomic_read(&t_act.path_mig) == 1 &&
+		 atomic_read(&t_pas.path_mig) == 1, "path-mig-events",
+		 "want one IB_EVENT_PATH_MIG at each consumer's handler");
+	t_result(t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want both QPs MIGRATED");
+	rdma_disconnect(t_act.id);
+	t_act.established = false;
+	for (i = 0; i < 50 && !t_pas.disconnected; i++)
+		msleep(100);
+	pr_info("# %s dreq after_ms=%d\n", t_case, i * 100);
+	t_result(t_pas.disconnected, "dreq-after-migration",
+		 "no DREQ reached the passive side after the migration (ib_cm not told)");
+	t_ctl(restore_ctl);
 out:
 	t_teardown();
 }
@@ -1466,6 +1589,8 @@ static int __init t_init(void)
 			t_case_apm(true);
 		else if (!strcmp(c, "alt-routed"))
 			t_case_alt_routed();
+		else if (!strcmp(c, "cma-apm"))
+			t_case_cma_apm();
 		else if (!strcmp(c, "ibcm"))
 			t_case_ibcm();
 		else if (!strcmp(c, "lap"))

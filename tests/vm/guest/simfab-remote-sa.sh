@@ -306,8 +306,12 @@ grep -v "_done_agent" /sys/kernel/tracing/trace | tail -n 60 >/tmp/rsa-busy.trac
 chk_end rsa:busy-beyond-max-outstanding $o /tmp/rsa-busy.trace
 
 # ---- cancel ----------------------------------------------------------------------
+# a1's route lookup is held 1 s, so the query is surely in flight when
+# it is canceled, however the guest's threads are scheduled.
 c0=$(cnt $AP client_canceled)
+echo "delay ms=1000 class=0x03 from=$AP" >$D/ctl
 rsa_query cancel "target=$(port_gid $BP)" timeout_ms=4000 retries=0 cancel=1
+echo nofault >$D/ctl
 chk_begin
 chk status "$(qf /tmp/rsa-cancel.out 0 status)" -4
 chk_num canceled $(($(cnt $AP client_canceled) - c0)) 1
@@ -637,7 +641,8 @@ while [ "$(cnt $BP sa_queries)" = "$q0" ] && [ $i -lt 50 ]; do
 	i=$((i + 1))
 done
 inflight=$(($(cnt $BP sa_queries) - q0))
-rmmod simfab_rsa_test && rmmod ib_remote_sa
+# rdma_cm asks ib_remote_sa for return records: it goes first.
+rmmod simfab_rsa_test && rmmod rdma_ucm rdma_cm && rmmod ib_remote_sa
 rc=$?
 sleep 2.5
 echo nofault >$D/ctl
@@ -652,7 +657,7 @@ chk_end unload:with-requests-on-local-sa /tmp/rsa-unload.dmesg
 
 # Client queries in flight (their local route lookups held) when the
 # devices go away: every callback runs once, nothing leaks or oopses.
-modprobe ib_remote_sa
+modprobe rdma_ucm
 m0=$(dmesg_mark)
 echo "delay ms=3000 class=0x03 from=$AP" >$D/ctl
 modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "target=$(port_gid $BP)" \
@@ -668,7 +673,7 @@ chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=-\(4\|19\) ' /tmp
 [ ! -d "$S/$(dev_of $AP)" ] || _bad="$_bad sysfs-dir-left"
 [ -z "$(trouble /tmp/rsa-devgone.dmesg)" ] || _bad="$_bad kernel-trouble"
 chk_end unload:device-removed-with-queries /tmp/rsa-devgone.dmesg
-rmmod ib_remote_sa 2>/dev/null
+rmmod rdma_ucm rdma_cm ib_remote_sa 2>/dev/null
 
 dmesg_since "$mark" >/tmp/rsa.dmesg
 if trouble /tmp/rsa.dmesg >/tmp/rsa.trouble; then

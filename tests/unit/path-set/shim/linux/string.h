@@ -1,0 +1,2 @@
+/* Host shim (tests/unit/path-set). */
+#include <string.h>

@@ -1,0 +1,314 @@
+/*
+ * Host table test of rdma_ucm's RDMA_OPTION_IB_PATH parser: the kernel's
+ * own drivers/infiniband/core/path_set.c, taken from the patch series by
+ * tests/unit/path-set/run, against an independent reading of the rules in
+ * docs/path-records.md (the oracle below).
+ *
+ * Generated cases: each of the 64 combinations of the six defined flag
+ * bits at each position of blobs of 1 to 8 records, its path routed or
+ * subnet-local by turns, the other positions holding fixed filler records
+ * (64 x 36 = 2304 cases); then unknown flag bits, odd and too long blobs,
+ * and the capabilities text against the forms the parser takes.
+ * Prints one result line per group and "N passed, M failed".
+ *
+ *   test_path_set [-v]      -v: one line per failing case
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "path_set.h"
+
+#define REC 72
+#define MAXREC 16
+
+/* flag bits, written out here (docs/path-records.md, ib_user_sa.h) */
+enum { GMP = 1, PRI = 2, ALT = 4, OUT = 8, IN = 16, IREV = 32 };
+
+static int verbose;
+static int passed, failed;
+
+/* ---- records -------------------------------------------------------------- */
+
+/* A record: flags, and a path that is routed (HopLimit 255, DGID on
+ * another subnet) or subnet-local (HopLimit 0, one prefix). */
+static void mkrec(unsigned char *blob, int i, unsigned int flags, int routed)
+{
+	unsigned char *r = blob + i * REC;
+	unsigned char *pr = r + 8;
+
+	memset(r, 0, REC);
+	memcpy(r, &flags, 4);
+	/* DGID at 8, SGID at 24: prefixes fec0:0:0:a00 / b00 or both a00 */
+	pr[8] = 0xfe; pr[9] = 0xc0; pr[14] = routed ? 0x0b : 0x0a;
+	pr[24] = 0xfe; pr[25] = 0xc0; pr[30] = 0x0a;
+	pr[23] = 0x01 + i; pr[39] = 0x02;
+	pr[47] = routed ? 255 : 0;
+	pr[40] = 0; pr[41] = 2 + i;	/* DLID, so records differ */
+}
+
+/* ---- the oracle: the documented rules, read independently ---------------- */
+
+struct want {
+	int rc;
+	int rec[2][3];
+	int reversed[2];
+	int routed[2];
+};
+
+static int rec_routed(const unsigned char *blob, int i)
+{
+	const unsigned char *pr = blob + i * REC + 8;
+	int k;
+
+	if (pr[47] > 1)
+		return 1;
+	for (k = 0; k < 8; k++)
+		if (pr[8 + k] != pr[24 + k])
+			return 1;
+	return 0;
+}
+
+/* The documented forms: the six defined bits only, exactly one of
+ * PRIMARY and ALTERNATE, one of six direction forms. */
+static int understood(unsigned int f)
+{
+	unsigned int dir = f & (GMP | OUT | IN | IREV);
+
+	if (f & ~0x3fu)
+		return 0;
+	if ((f & (PRI | ALT)) != PRI && (f & (PRI | ALT)) != ALT)
+		return 0;
+	return dir == (GMP | OUT | IREV) || dir == GMP || dir == (GMP | OUT) ||
+	       dir == OUT || dir == (OUT | IREV) || dir == IN;
+}
+
+static void oracle(const unsigned char *blob, size_t len, struct want *w)
+{
+	int n, i, p, r;
+
+	memset(w, 0, sizeof(*w));
+	for (p = 0; p < 2; p++)
+		for (r = 0; r < 3; r++)
+			w->rec[p][r] = -1;
+	/* malformed: empty, not whole records, more than MAXREC */
+	if (len == 0 || len % REC || len > MAXREC * REC) {
+		w->rc = -EINVAL;
+		return;
+	}
+	n = (int)(len / REC);
+	for (i = 0; i < n; i++) {
+		unsigned int f;
+		unsigned int dir;
+		int supplies[3];
+
+		memcpy(&f, blob + i * REC, 4);
+		/* only the six defined bits */
+		if (f & ~0x3fu)
+			continue;
+		/* exactly one of PRIMARY and ALTERNATE */
+		if ((f & (PRI | ALT)) == PRI)
+			p = 0;
+		else if ((f & (PRI | ALT)) == ALT)
+			p = 1;
+		else
+			continue;
+		dir = f & (GMP | OUT | IN | IREV);
+		/* the six understood direction forms */
+		if (dir != (GMP | OUT | IREV) && dir != GMP && dir != (GMP | OUT) &&
+		    dir != OUT && dir != (OUT | IREV) && dir != IN)
+			continue;
+		supplies[0] = !!(dir & GMP);
+		supplies[1] = !!(dir & OUT);
+		/* a reversed return counts only for a subnet-local path */
+		supplies[2] = (dir & IN) || ((dir & IREV) && !rec_routed(blob, i));
+		for (r = 0; r < 3; r++) {
+			if (!supplies[r] || w->rec[p][r] >= 0)
+				continue;
+			w->rec[p][r] = i;
+			if (r == 2)
+				w->reversed[p] = !!(dir & IREV);
+		}
+	}
+	for (p = 0; p < 2; p++)
+		if (w->rec[p][1] >= 0)
+			w->routed[p] = rec_routed(blob, w->rec[p][1]);
+	/* primary: GMP and forward; a return unless routed */
+	if (w->rec[0][0] < 0 || w->rec[0][1] < 0 ||
+	    (w->rec[0][2] < 0 && !w->routed[0])) {
+		memset(w, 0, sizeof(*w));
+		w->rc = -EINVAL;
+		return;
+	}
+	/* alternate: one record for GMP and forward, and a return; else none */
+	if (w->rec[1][0] < 0 || w->rec[1][0] != w->rec[1][1] || w->rec[1][2] < 0) {
+		for (r = 0; r < 3; r++)
+			w->rec[1][r] = -1;
+		w->reversed[1] = 0;
+		w->routed[1] = 0;
+	}
+}
+
+/* ---- one case ------------------------------------------------------------- */
+
+static int check(const char *what, const unsigned char *blob, size_t len)
+{
+	struct ib_path_set got, before;
+	struct want w;
+	int rc, p, r, bad = 0;
+
+	oracle(blob, len, &w);
+	memset(&got, 0x5a, sizeof(got));
+	before = got;
+	rc = ib_path_set_parse(blob, len, &got);
+	if (rc != w.rc) {
+		bad = 1;
+	} else if (rc) {
+		/* nothing changes on -EINVAL */
+		bad = memcmp(&got, &before, sizeof(got)) != 0;
+	} else {
+		for (p = 0; p < 2; p++) {
+			for (r = 0; r < 3; r++)
+				bad |= got.rec[p][r] != w.rec[p][r];
+			bad |= got.reversed[p] != !!w.reversed[p];
+			bad |= got.routed[p] != !!w.routed[p];
+		}
+	}
+	if (bad && verbose) {
+		printf("# %s: rc %d want %d;", what, rc, w.rc);
+		if (!rc)
+			for (p = 0; p < 2; p++)
+				printf(" %s got %d/%d/%d rev %d want %d/%d/%d rev %d;",
+				       p ? "alt" : "pri", got.rec[p][0], got.rec[p][1],
+				       got.rec[p][2], got.reversed[p], w.rec[p][0],
+				       w.rec[p][1], w.rec[p][2], w.reversed[p]);
+		printf("\n");
+	}
+	return bad;
+}
+
+static void result(const char *name, int cases, int bad)
+{
+	if (bad) {
+		failed++;
+		printf("not ok path-set:%s - %d of %d cases differ from the rules\n",
+		       name, bad, cases);
+	} else {
+		passed++;
+		printf("ok path-set:%s (%d cases)\n", name, cases);
+	}
+}
+
+/* filler records: (flags, routed) */
+static const struct { unsigned int flags; int routed; } filler[] = {
+	{ 0x40 | GMP | PRI | OUT | IREV, 0 },	/* an unknown bit: skipped */
+	{ PRI | IN, 1 },			/* a routed return */
+	{ ALT | GMP | OUT | IREV, 0 },		/* a local alternate */
+	{ PRI | OUT, 1 },			/* a routed forward */
+	{ GMP | PRI | OUT | IREV, 0 },		/* the classic record */
+	{ ALT | IN, 1 },			/* an alternate's return */
+};
+#define NFILL (sizeof(filler) / sizeof(filler[0]))
+
+int main(int argc, char **argv)
+{
+	unsigned char blob[(MAXREC + 2) * REC];
+	int n, pos, f, j, bad, cases, total = 0, ok_cases = 0;
+	char what[96];
+
+	verbose = argc > 1 && !strcmp(argv[1], "-v");
+
+	/* the generated table */
+	for (n = 1; n <= 8; n++) {
+		bad = cases = 0;
+		for (pos = 0; pos < n; pos++) {
+			for (f = 0; f < 64; f++) {
+				for (j = 0; j < n; j++)
+					if (j != pos)
+						mkrec(blob, j, filler[(j + n) % NFILL].flags,
+						      filler[(j + n) % NFILL].routed);
+				mkrec(blob, pos, (unsigned int)f, (f + pos + n) % 2);
+				snprintf(what, sizeof(what), "n=%d pos=%d flags=0x%02x%s",
+					 n, pos, f, (f + pos + n) % 2 ? " routed" : "");
+				bad += check(what, blob, (size_t)n * REC);
+				cases++;
+				if (!ib_path_set_parse(blob, (size_t)n * REC,
+						       &(struct ib_path_set){ 0 }))
+					ok_cases++;
+			}
+		}
+		snprintf(what, sizeof(what), "table-%d-records", n);
+		result(what, cases, bad);
+		total += cases;
+	}
+	printf("# %d generated cases, %d accepted\n", total, ok_cases);
+
+	/* the single classic record, local and routed, alone: accepted as today */
+	bad = 0;
+	mkrec(blob, 0, GMP | PRI | OUT | IREV, 0);
+	bad += check("classic local", blob, REC);
+	bad += ib_path_set_parse(blob, REC, &(struct ib_path_set){ 0 }) != 0;
+	mkrec(blob, 0, GMP | PRI | OUT | IREV, 1);
+	bad += check("classic routed", blob, REC);
+	bad += ib_path_set_parse(blob, REC, &(struct ib_path_set){ 0 }) != 0;
+	result("classic-record", 4, bad);
+
+	/* unknown bits (each of 6..31) on the classic record, before a good one */
+	bad = cases = 0;
+	for (f = 6; f < 32; f++) {
+		struct ib_path_set s;
+
+		mkrec(blob, 0, (1u << f) | GMP | PRI | OUT | IREV, 0);
+		mkrec(blob, 1, GMP | PRI | OUT | IREV, 0);
+		snprintf(what, sizeof(what), "unknown bit %d", f);
+		bad += check(what, blob, 2 * REC);
+		bad += ib_path_set_parse(blob, 2 * REC, &s) != 0 || s.rec[0][0] != 1;
+		bad += check(what, blob, REC);	/* alone: nothing usable */
+		cases += 2;
+	}
+	result("unknown-bits-skipped", cases, bad);
+
+	/* odd lengths, empty, too long */
+	bad = cases = 0;
+	for (j = 0; j < MAXREC + 2; j++)
+		mkrec(blob, j, GMP | PRI | OUT | IREV, 0);
+	for (n = 0; n <= (MAXREC + 2) * REC; n++) {
+		if (n % REC && n % 7)
+			continue;	/* a sample of the odd ones */
+		snprintf(what, sizeof(what), "len %d", n);
+		bad += check(what, blob, (size_t)n);
+		cases++;
+	}
+	result("lengths", cases, bad);
+
+	/* the capabilities text names every form the parser takes, and only those */
+	{
+		char caps[4096], line[128];
+		unsigned int fl;
+
+		bad = cases = 0;
+		ib_path_set_caps(caps, sizeof(caps));
+		for (fl = 0; fl < 64; fl++) {
+			int listed;
+
+			snprintf(line, sizeof(line), "\nform 0x%02x ", fl);
+			listed = strstr(caps, line) != NULL;
+			if (listed != understood(fl)) {
+				bad++;
+				if (verbose)
+					printf("# caps: form 0x%02x listed=%d\n", fl, listed);
+			}
+			cases++;
+		}
+		snprintf(line, sizeof(line), "max_records %d\nmax_bytes %d\n", MAXREC, MAXREC * REC);
+		bad += strncmp(caps, line, strlen(line)) != 0;
+		cases++;
+		if (verbose)
+			fputs(caps, stdout);
+		result("caps-match-parser", cases, bad);
+	}
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

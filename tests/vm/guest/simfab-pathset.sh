@@ -1,0 +1,307 @@
+#!/bin/sh
+# shellcheck shell=sh
+# RDMA_OPTION_IB_PATH path record sets, QUERY_PATH and the capabilities
+# file (issue 9, docs/path-records.md) on simfab's routed topology, through
+# rdma_ucm with simfab-cm. Expected values come from debugfs
+# simfab/topology and from each subnet's own SA (resolve-route).
+#
+# pathset:3-record-routed  GMP, forward and return records from userspace:
+#                          the REQ carries the return record's LIDs and SL
+#                          and end-to-end values, b1's QP follows it, no
+#                          remote query is made.
+# pathset:classic-single   the single GMP|PRIMARY|BIDIRECTIONAL record: the
+#                          REQ as 6.1 sends it.
+# pathset:alternate-armed-at-connect  the same with ALTERNATE records
+#                          through the other router: the REQ's alternate,
+#                          b1's QP armed with it.
+# pathset:caps-file        /sys/class/misc/rdma_cm/ib_path_caps.
+# pathset:sampled          192 blobs on fresh ids in ADDR_RESOLVED: taken or
+#                          refused as the caps file's forms and the rules
+#                          say; a refused blob changes nothing.
+# pathset:query-path-small-buffer
+#
+# Skips without simfab.ko, simfab-cm or the routed topology.
+# shellcheck source=tests/vm/lib/guest.sh
+. /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
+
+T=simfab-pathset
+CM=/ibr/bin/simfab-cm
+D=/sys/kernel/debug/simfab
+CAPS=/sys/class/misc/rdma_cm/ib_path_caps
+TOPOFILE=/ibr/simfab/topology/routed.topo
+
+if ! has_mod simfab || [ ! -f "$TOPOFILE" ] || [ ! -x "$CM" ]; then
+	t_skip $T "simfab.ko, simfab-cm or $TOPOFILE not in the image (make simfab)"
+	t_summary
+	exit 0
+fi
+
+mark=$(dmesg_mark)
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+! mod_loaded simfab || rmmod simfab
+CONF=/etc/modprobe.d/simfab-topology.conf
+cp $CONF /tmp/sfp-default.conf
+printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
+modprobe rdma_ucm && modprobe simfab
+rc=$?
+cp /tmp/sfp-default.conf $CONF
+if [ $rc -eq 0 ] && [ "$(cat /sys/module/simfab/parameters/topology)" = "$(cat $TOPOFILE)" ]; then
+	t_pass $T:load
+else
+	t_fail $T:load "modprobe rdma_ucm / simfab with $TOPOFILE failed"
+	t_summary
+	exit 0
+fi
+
+TOPO=/tmp/sfp.topo
+cat $D/topology >$TOPO
+topo_port() {
+	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
+}
+topo_host() {
+	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
+}
+route_via() {
+	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
+		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO)
+	for _r in $(echo "$_via" | tr , ' '); do
+		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
+			echo "$_r"
+			return
+		fi
+	done
+}
+cap() {
+	grep " at=$3 .* class=0x07 cv=2 method=0x03 .* attr=$2 .* verdict=$4 " "$1" | head -n 1
+}
+
+A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
+PB=$(topo_subnet "$B" prefix)
+AP=a1/1 A2P=a2/1 BP=b1/1
+BLID=$(topo_port $BP lid)
+RA=$(route_via "$A" "$PB")
+RA_A=$(rport "$RA" "$A") RA_B=$(rport "$RA" "$B")
+RA_BLID=$(topo_port "$RA_B" lid)
+
+# rec FILE: record 0 of a query-path output as simfab-cm 'path' keys.
+rec() {
+	for _k in service_id dgid sgid dlid slid raw_traffic flow_label hop_limit \
+		tclass reversible numb_path pkey qos_class sl mtu_selector mtu \
+		rate_selector rate packet_life_selector packet_life preference; do
+		printf '%s=%s ' "$_k" "$(out "$1" "path[0].$_k")"
+	done
+}
+# own NAME FROM TO: FROM's own SA's record FROM -> TO (resolve-route).
+own() {
+	timeout 30 "$CM" 'id x ps=ib' "bind gid=$(port_gid "$2")" \
+		"resolve-addr dst-gid=$(port_gid "$3") dst-port=7500 timeout=5000" \
+		'wait ADDR_RESOLVED' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED' \
+		'query-path' >"/tmp/sfp-$1.out" 2>&1
+}
+# rdma_cm must not ask ib_remote_sa here: these are the caller's records.
+[ ! -w /sys/module/rdma_cm/parameters/remote_sa ] || echo N >/sys/module/rdma_cm/parameters/remote_sa
+own fwd $AP $BP		# A's SA: a1 -> RA's port on A (the forward half)
+own ret $BP $AP		# B's SA: b1 -> a router's port on B (the return half)
+own loc $AP $A2P	# A's SA: a1 -> a2 (subnet-local)
+[ ! -w /sys/module/rdma_cm/parameters/remote_sa ] || echo Y >/sys/module/rdma_cm/parameters/remote_sa
+FWD=$(rec /tmp/sfp-fwd.out)
+# The caller pairs the routers: the return record through RA, the router
+# of the forward record (B's SA may name another one; the values of
+# RA's port on B are B's, as routed.topo's router ports take their
+# subnet's).
+RET="$(rec /tmp/sfp-ret.out) dlid=$RA_BLID"
+LOC=$(rec /tmp/sfp-loc.out)
+SL_F=$(out /tmp/sfp-fwd.out 'path[0].sl') MTU_F=$(out /tmp/sfp-fwd.out 'path[0].mtu')
+RATE_F=$(out /tmp/sfp-fwd.out 'path[0].rate')
+SL_R=$(out /tmp/sfp-ret.out 'path[0].sl') MTU_R=$(out /tmp/sfp-ret.out 'path[0].mtu')
+RATE_R=$(out /tmp/sfp-ret.out 'path[0].rate')
+MTU_E=$(min "$MTU_F" "$MTU_R") RATE_E=$(min "$RATE_F" "$RATE_R")
+chk_begin
+[ -n "$SL_F" ] && [ -n "$SL_R" ] && [ -n "$(out /tmp/sfp-loc.out 'path[0].sl')" ] ||
+	_bad="no records from the SAs"
+chk_ne asym-mtu "$MTU_F" "$MTU_R"
+chk_end records /tmp/sfp-fwd.out /tmp/sfp-ret.out /tmp/sfp-loc.out
+
+# connect NAME PORT PATH-STEPS...: a1 -> b1 with the given path steps in
+# place of resolve-route.
+connect() {
+	_c=$1 _port=$2
+	shift 2
+	_o=/tmp/sfp-$_c.out
+	echo clear >$D/ctl
+	timeout 60 "$CM" 'timeout 10000' \
+		'id srv ps=ib' "bind gid=$(port_gid $BP) port=$_port" 'listen backlog=4' \
+		'id cli ps=ib' "bind gid=$(port_gid $AP)" \
+		"resolve-addr dst-gid=$(port_gid $BP) dst-port=$_port timeout=5000" \
+		'wait ADDR_RESOLVED id=cli' "$@" 'set-path' 'wait ROUTE_RESOLVED id=cli' \
+		'tag cli' 'query-path' 'connect qpn=0x111' \
+		'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
+		'tag cli' 'wait CONNECT_RESPONSE id=cli' 'accept id=cli' \
+		'tag conn' 'wait ESTABLISHED id=conn' \
+		'tag conn-rtr' 'qp-attr rtr' 'tag' \
+		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
+		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"$_o" 2>"$_o.err"
+	_rc=$?
+	cat $D/capture >"/tmp/sfp-$_c.cap"
+	return $_rc
+}
+
+# ---- a 3-record set: GMP, forward, return ---------------------------------------
+# shellcheck disable=SC2086 # the records' key=value words
+if connect three 7501 "path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET"; then
+	c=/tmp/sfp-three.cap o=/tmp/sfp-three.out
+	_req=$(cap $c 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ -n "$_req" ] || _bad="no REQ routed at $RA_A"
+	chk_num local-lid "$(madn "$_m" 76 2)" "$RA_BLID"
+	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
+	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
+	chk_num subnet-local $(($(madn "$_m" 118 1) >> 3 & 1)) 0
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+	chk_num rate $(($(madn "$_m" 115 1) & 0x3f)) "$RATE_E"
+	chk_num pas-dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
+	chk_num pas-sl "$(out $o conn-rtr.qp_attr.ah.sl)" "$SL_R"
+	chk_num pas-mtu "$(out $o conn-rtr.qp_attr.path_mtu)" "$MTU_E"
+	chk_num num-paths "$(out $o cli.path.num_paths)" 1
+	! grep -qi " class=0x0d " $c || _bad="$_bad remote-query-made"
+	chk_end pathset:3-record-routed $o $c
+else
+	t_fail $T:pathset:3-record-routed "simfab-cm failed: $(tail -n 1 /tmp/sfp-three.out.err)"
+	diag_file /tmp/sfp-three.out.err
+fi
+
+# ---- an alternate through the other router ----------------------------------------
+# The primary as above (through RA); the alternate's forward record is
+# A's record with the DLID of the other router's port on A (the caller
+# picks the router), its return record B's own, which names that router.
+RB=$(route_via "$B" "$(topo_subnet "$A" prefix)")
+if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
+	RB_ALID=$(topo_port "$(rport "$RB" "$A")" lid) RB_BLID=$(topo_port "$(rport "$RB" "$B")" lid)
+	# shellcheck disable=SC2086
+	connect alt 7503 "path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET" \
+		"path flags=0x0d $FWD dlid=$RB_ALID" "path flags=0x14 $(rec /tmp/sfp-ret.out)"
+	rc=$?
+	c=/tmp/sfp-alt.cap o=/tmp/sfp-alt.out
+	_req=$(cap $c 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	[ -n "$_req" ] || _bad="$_bad no REQ routed at $RA_A"
+	# the REQ's alternate (IBA 12.6.5, CM data from MAD byte 24)
+	chk_num alt-local-lid "$(madn "$_m" 120 2)" "$RB_BLID"
+	chk_num alt-remote-lid "$(madn "$_m" 122 2)" "$BLID"
+	chk alt-remote-gid "$(mad "$_m" 140 16)" "$(port_gidhex $BP)"
+	chk_num alt-sl $(($(madn "$_m" 162 1) >> 4)) "$SL_R"
+	chk_num alt-subnet-local $(($(madn "$_m" 162 1) >> 3 & 1)) 0
+	chk_num num-paths "$(out $o cli.path.num_paths)" 2
+	chk_num alt-path-dlid "$(out $o 'cli.path[1].dlid')" "$RB_ALID"
+	# b1's QP armed with it: back through the other router
+	chk_num pas-alt-dlid "$(out $o conn-rtr.qp_attr.alt_ah.dlid)" "$RB_BLID"
+	chk_num pas-alt-sl "$(out $o conn-rtr.qp_attr.alt_ah.sl)" "$SL_R"
+	chk_num pas-dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
+	chk_end pathset:alternate-armed-at-connect $o $c
+else
+	t_skip $T:pathset:alternate-armed-at-connect "one router only between $A and $B"
+fi
+
+# ---- the single classic record, as 6.1 takes it --------------------------------
+# shellcheck disable=SC2086
+if connect classic 7502 "path flags=0x2b $FWD"; then
+	_req=$(cap /tmp/sfp-classic.cap 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ -n "$_req" ] || _bad="no REQ routed at $RA_A"
+	chk_num local-lid "$(madn "$_m" 76 2)" 0xffff
+	chk_num remote-lid "$(madn "$_m" 78 2)" 0xffff
+	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_F"
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_F"
+	chk_end pathset:classic-single /tmp/sfp-classic.out /tmp/sfp-classic.cap
+else
+	t_fail $T:pathset:classic-single "simfab-cm failed: $(tail -n 1 /tmp/sfp-classic.out.err)"
+fi
+
+# ---- the capabilities file -----------------------------------------------------------
+chk_begin
+if [ ! -r $CAPS ]; then
+	_bad="no $CAPS"
+else
+	chk forms "$(sed -n 's/^form \(0x[0-9a-f]*\) .*/\1/p' $CAPS | sort | tr '\n' ' ')" \
+		"0x03 0x05 0x0a 0x0b 0x0c 0x0d 0x12 0x14 0x2a 0x2b 0x2c 0x2d "
+	chk max-records "$(sed -n 's/^max_records //p' $CAPS)" 16
+	chk max-bytes "$(sed -n 's/^max_bytes //p' $CAPS)" 1152
+	chk classic "$(grep '^form 0x2b ' $CAPS)" "form 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward return(subnet-local)"
+	chk return "$(grep '^form 0x12 ' $CAPS)" "form 0x12 PRIMARY|INBOUND return"
+	chk features "$(grep -E '^(alternate|lap|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 1 lap 0 remote_sa 1 "
+fi
+chk_end pathset:caps-file $CAPS
+
+# ---- sampled blobs on fresh ids ------------------------------------------------------
+# expect FLAGS LOCAL [SECOND]: 0 if the kernel must take the blob, from the
+# caps file's forms and the rules: a blob of one record is taken when its
+# form is a primary one giving gmp and forward, and a return unless the
+# path is routed (a reversed return counts only on one subnet); with a
+# routed PRIMARY|INBOUND record after it, gmp and forward suffice.
+expect() {
+	_l=$(grep "^form $(printf '0x%02x' "$1") " $CAPS)
+	case $_l in *"|PRIMARY"*|*" PRIMARY|"*) ;; *) return 1 ;; esac
+	case $_l in *" gmp forward"*) ;; *) return 1 ;; esac
+	[ -z "${3:-}" ] || return 0
+	[ "$2" = 0 ] && return 0		# routed: no return needed
+	case $_l in *" return"*) return 0 ;; esac
+	return 1
+}
+set --
+n=0
+for local in 1 0; do
+	for second in "" 0x12; do
+		[ -z "$second" ] || [ "$local" = 0 ] || continue
+		f=0
+		while [ $f -lt 64 ]; do
+			if [ "$local" = 1 ]; then r=$LOC; else r=$FWD; fi
+			set -- "$@" "id s$n ps=ib" "bind gid=$(port_gid $AP)" \
+				"resolve-addr dst-gid=$(port_gid $BP) dst-port=7510 timeout=5000" \
+				"wait ADDR_RESOLVED id=s$n" "path flags=$f $r"
+			[ -z "$second" ] || set -- "$@" "path flags=$second $RET"
+			if expect $f $local $second; then
+				set -- "$@" "set-path id=s$n" "wait ROUTE_RESOLVED id=s$n"
+			else
+				# refused, and nothing changed: still ADDR_RESOLVED
+				# with no path; the classic record is taken after it
+				set -- "$@" "!set-path id=s$n" "tag s$n" "query-path id=s$n" 'tag' \
+					"path flags=0x2b $LOC" "set-path id=s$n" "wait ROUTE_RESOLVED id=s$n"
+			fi
+			set -- "$@" "destroy id=s$n"
+			n=$((n + 1))
+			f=$((f + 1))
+		done
+	done
+done
+timeout 300 "$CM" 'timeout 10000' "$@" >/tmp/sfp-sampled.out 2>&1
+rc=$?
+chk_begin
+[ $rc -eq 0 ] || _bad="simfab-cm exit $rc: $(grep 'simfab-cm:' /tmp/sfp-sampled.out | tail -n 1)"
+chk refused-unchanged "$(grep -c '^s[0-9]*\.path\.num_paths=0$' /tmp/sfp-sampled.out)" \
+	"$(grep -c '^expected-failure' /tmp/sfp-sampled.out)"
+chk cases "$(grep -c '^destroyed ' /tmp/sfp-sampled.out)" $n
+diag "sampled: $n blobs, $(grep -c '^expected-failure' /tmp/sfp-sampled.out) refused"
+chk_end pathset:sampled /tmp/sfp-sampled.out
+
+# ---- QUERY_PATH with a buffer smaller than the route -----------------------------------
+timeout 30 "$CM" 'id x ps=ib' "bind gid=$(port_gid $AP)" \
+	"resolve-addr dst-gid=$(port_gid $A2P) dst-port=7520 timeout=5000" \
+	'wait ADDR_RESOLVED' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED' \
+	'tag none' 'query-path max=0' 'tag one' 'query-path max=1' >/tmp/sfp-qp.out 2>&1
+chk_begin
+chk none "$(out /tmp/sfp-qp.out none.path.num_paths)" 0
+chk one "$(out /tmp/sfp-qp.out one.path.num_paths)" 1
+chk_end pathset:query-path-small-buffer /tmp/sfp-qp.out
+
+rmmod simfab
+chk_begin
+dmesg_since "$mark" >/tmp/sfp-dmesg.txt
+! grep -E "$DMESG_BAD" /tmp/sfp-dmesg.txt | grep -qv 'module verification failed' || _bad="kernel trouble"
+chk_end kernel-log /tmp/sfp-dmesg.txt
+t_summary
