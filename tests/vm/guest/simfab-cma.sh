@@ -340,6 +340,9 @@ fi
 # ---- cma:absent: b1 runs no service (ib_mad answers UNSUPPORTED) --------------
 RSP=$S/$(dev_of $BP)/1/responder
 echo 0 >"$RSP" 2>/dev/null
+# a1 keeps b1's earlier answers (ib_remote_sa's client cache): forget
+# them, as a failed connection attempt would (ib_remote_sa_invalidate).
+echo 1 >"$S/$(dev_of $AP)/1/cache_flush" 2>/dev/null
 # route NAME EVENT DST-GID [BIND-GID]: resolve address and route, wait
 # for EVENT (ROUTE_RESOLVED or ROUTE_ERROR); the events and the source
 # address in /tmp/sfc-NAME.out (another event: listed as unclaimed).
