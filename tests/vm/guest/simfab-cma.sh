@@ -72,26 +72,6 @@ param remote_sa_required N
 
 TOPO=/tmp/sfc.topo
 cat $D/topology >$TOPO
-topo_port() {
-	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_host() {
-	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-# route_via SUBNET PREFIX: the router SUBNET's SA names for PREFIX.
-route_via() {
-	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
-		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO)
-	for _r in $(echo "$_via" | tr , ' '); do
-		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
-			echo "$_r"
-			return
-		fi
-	done
-}
-hex_gid() {
-	echo "$1" | sed 's/..../&:/g; s/:$//'
-}
 dev_of() { topo_host "${1%/*}" dev; }
 # cnt H/P NAME: an ib_remote_sa counter of a host port.
 cnt() {

@@ -79,12 +79,6 @@ TOPO=/tmp/sfi.topo
 cat $D/topology >$TOPO
 
 # ---- the topology -----------------------------------------------------------
-topo_port() {
-	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_host() {
-	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
 HOSTS=$(sed -n 's/^host \([^ ]*\) .*/\1/p' $TOPO)
 SUBNETS=$(sed -n 's/^subnet \([^ ]*\) .*/\1/p' $TOPO)
 GW=$(sed -n 's/^host \([^ ]*\) .* iprouter=1.*/\1/p' $TOPO | head -n 1)

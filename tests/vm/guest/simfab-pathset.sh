@@ -57,22 +57,6 @@ fi
 
 TOPO=/tmp/sfp.topo
 cat $D/topology >$TOPO
-topo_port() {
-	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_host() {
-	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-route_via() {
-	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
-		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO)
-	for _r in $(echo "$_via" | tr , ' '); do
-		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
-			echo "$_r"
-			return
-		fi
-	done
-}
 cap() {
 	grep " at=$3 .* class=0x07 cv=2 method=0x03 .* attr=$2 .* verdict=$4 " "$1" | head -n 1
 }

@@ -68,12 +68,6 @@ load_topo() {
 
 # ---- the topology (as simfab-routed.sh reads it) -----------------------------
 TOPO=/tmp/sfrc.topo
-topo_port() {
-	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_host() {
-	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
 # route_list SUBNET PREFIX: the routers of SUBNET's first route for PREFIX.
 route_list() {
 	awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&

@@ -67,32 +67,7 @@ TOPO=/tmp/sfr.topo
 cat $D/topology >$TOPO
 [ -z "${SIMFAB_DEBUG:-}" ] || diag_file $TOPO
 
-# ---- the topology ---------------------------------------------------------
-# topo_port H/P KEY, topo_host H KEY, topo_subnet S KEY, topo_router R KEY:
-# values of debugfs simfab/topology.
-topo_port() {
-	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-topo_host() {
-	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" $TOPO
-}
-# route_via SUBNET PREFIX: the router that SUBNET's SA picks for PREFIX:
-# the first route line with that prefix (or *), its first router whose
-# port on SUBNET is active (opensm(8) PREFIX ROUTES).
-route_via() {
-	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
-		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO)
-	for _r in $(echo "$_via" | tr , ' '); do
-		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
-			echo "$_r"
-			return
-		fi
-	done
-}
-hex_gid() {
-	echo "$1" | sed 's/..../&:/g; s/:$//'
-}
-
+# ---- the topology (helpers in /ibr/lib/simfab.sh) --------------------------
 # cap FILE ATTR AT VERDICT: the first captured CM MAD (class 0x07, Send)
 # of that attribute that arrived at port AT with that verdict.
 cap() {

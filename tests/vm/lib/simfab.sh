@@ -13,6 +13,30 @@ max() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
 
 min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
 
+# Values of debugfs simfab/topology as saved in $TOPO by the test:
+# topo_port H/P KEY, topo_host H KEY; route_via SUBNET PREFIX is the router
+# SUBNET's SA picks for PREFIX (the first route line with that prefix or *,
+# its first router whose port on SUBNET is active: opensm(8) PREFIX ROUTES).
+topo_port() {
+	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
+}
+topo_host() {
+	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
+}
+route_via() {
+	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
+		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' "$TOPO")
+	for _r in $(echo "$_via" | tr , ' '); do
+		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
+			echo "$_r"
+			return
+		fi
+	done
+}
+hex_gid() {
+	echo "$1" | sed 's/..../&:/g; s/:$//'
+}
+
 # prop H/P KEY: a host port's SA property (sl mtu rate life); a router
 # port's are its subnet's.
 prop() {
