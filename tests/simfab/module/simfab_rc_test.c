@@ -1680,8 +1680,8 @@ static void t_case_cma_lap(void)
 	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
 	if (!ret)
 		ret = t_wait_step(&t_act);
-	t_result(!ret && atomic_read(&t_act.cma_loaded) == 1,
-		 "alt-path-loaded", "want RDMA_CM_EVENT_ALT_PATH_LOADED (status 0) at the active id");
+	t_result(!ret && atomic_read(&t_act.cma_loaded) == 1, "alt-path-loaded",
+		 "want RDMA_CM_EVENT_ALT_PATH_LOADED (status 0) at the active id");
 	t_traffic("lapped-act-to-pas", &t_act, &t_pas);
 	t_traffic("lapped-pas-to-act", &t_pas, &t_act);
 	t_dump("lapped", &t_act);
