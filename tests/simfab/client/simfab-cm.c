@@ -40,13 +40,24 @@ struct sf_sockaddr_ib {
 };
 _Static_assert(sizeof(struct sf_sockaddr_ib) == 48, "sockaddr_ib is 48 bytes");
 
-/* Event numbers of enum rdma_cm_event_type (include/rdma/rdma_cm.h). */
+/*
+ * Event numbers of enum rdma_cm_event_type (include/rdma/rdma_cm.h);
+ * 16-18 are ib-routed's APM events (docs/path-records.md), sent only to
+ * ids that asked (set-option apm-events=1).
+ */
 static const char *const event_names[] = {
 	"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR",
 	"CONNECT_REQUEST", "CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE",
 	"REJECTED", "ESTABLISHED", "DISCONNECTED", "DEVICE_REMOVAL",
 	"MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT",
+	"ALT_PATH_LOADED", "ALT_PATH_ERROR", "PATH_MIGRATED",
 };
+
+/* ib-routed's RDMA_OPTION_IB_APM_EVENTS, not in the distribution's uapi */
+#define SF_OPTION_IB_APM_EVENTS 2
+/* enum ib_event_type / ibv_event_type: IB_EVENT_PATH_MIG */
+#define SF_EVENT_PATH_MIG 6
+#define SF_SIMFAB_CTL "/sys/kernel/debug/simfab/ctl"
 #define N_EVENTS (int)(sizeof(event_names) / sizeof(event_names[0]))
 
 static const char *const qp_states[] = {
@@ -578,12 +589,49 @@ static void do_wait(struct args *a)
 	if (!st || strcmp(st, "any")) {
 		long want_st = st ? strtol(st, NULL, 0) : 0;
 
-		if (ev.status != want_st)
+		if ((int)ev.status != want_st)
 			die(1, "event %s status %d (%s), expected %ld",
 			    event_name(ev.event), (int)ev.status,
 			    (int)ev.status < 0 ? strerror(-(int)ev.status) : "-",
 			    want_st);
 	}
+}
+
+/*
+ * none EVENT [id=NAME] [timeout=MS]: no such event comes within MS
+ * (default 1000); other events are kept for later waits.
+ */
+static void do_none(struct args *a)
+{
+	const char *ename = bare(a), *idn = get(a, "id");
+	int want = ename ? event_num(ename) : -1;
+	int timeout = (int)get_num(a, "timeout", 1000, INT32_MAX);
+	long deadline = now_ms() + timeout, left;
+	struct rdma_ucm_event_resp ev;
+	int want_slot = -1, i;
+
+	if (want < 0)
+		die(2, "none needs an event name (e.g. PATH_MIGRATED)");
+	check_all_used(a);
+	if (idn) {
+		want_slot = find_id(idn);
+		if (want_slot < 0)
+			die(2, "no id named '%s'", idn);
+	}
+	for (;;) {
+		for (i = 0; i < n_pending_ev; i++)
+			if ((int)pending_ev[i].event == want &&
+			    (want_slot < 0 || pending_ev[i].id == ids[want_slot].kid))
+				die(1, "unexpected event %s id=%s status=%d", event_name(want),
+				    kid_name(pending_ev[i].id), (int)pending_ev[i].status);
+		left = deadline - now_ms();
+		if (left <= 0 || !read_event(&ev, (int)left))
+			break;
+		if (n_pending_ev == MAX_PENDING)
+			die(1, "too many unclaimed events");
+		pending_ev[n_pending_ev++] = ev;
+	}
+	out("none %s id=%s", event_name(want), idn ? idn : "any");
 }
 
 /* ---- commands ----------------------------------------------------------- */
@@ -762,9 +810,49 @@ static void do_set_option(struct args *a)
 		check_all_used(a);
 		set_option(s, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &u8,
 			   sizeof(u8), "SET_OPTION ack-timeout");
+	} else if ((v = get(a, "apm-events"))) {
+		/* any int, so that the kernel's refusal of others is testable */
+		iv = (int)strtol(v, NULL, 0);
+		check_all_used(a);
+		set_option(s, RDMA_OPTION_IB, SF_OPTION_IB_APM_EVENTS, &iv,
+			   sizeof(iv), "SET_OPTION apm-events");
 	} else {
-		die(2, "set-option needs tos=, reuseaddr=, afonly= or ack-timeout=");
+		die(2, "set-option needs tos=, reuseaddr=, afonly=, ack-timeout= or apm-events=");
 	}
+}
+
+/* notify: RDMA_USER_CM_CMD_NOTIFY IB_EVENT_PATH_MIG, as librdmacm forwards it */
+static void do_notify(struct args *a)
+{
+	struct rdma_ucm_notify cmd;
+	int s = target(a);
+
+	check_all_used(a);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.id = ids[s].kid;
+	cmd.event = SF_EVENT_PATH_MIG;
+	cmd_result(ucma_cmd(RDMA_USER_CM_CMD_NOTIFY, &cmd, sizeof(cmd), 0),
+		   "NOTIFY PATH_MIG");
+}
+
+/* ctl cmd=WORDS: one simfab debugfs ctl command, '+' for blanks */
+static void do_ctl(struct args *a)
+{
+	const char *v = get(a, "cmd");
+	char buf[256];
+	size_t i;
+	FILE *f;
+
+	check_all_used(a);
+	if (!v || strlen(v) >= sizeof(buf))
+		die(2, "ctl needs cmd=WORDS");
+	for (i = 0; v[i]; i++)
+		buf[i] = v[i] == '+' ? ' ' : v[i];
+	buf[i] = '\0';
+	f = fopen(SF_SIMFAB_CTL, "w");
+	if (!f || fprintf(f, "%s\n", buf) < 0 || fclose(f))
+		die(1, "ctl %s: %s", buf, strerror(errno));
+	out("ctl %s", buf);
 }
 
 /*
@@ -1126,7 +1214,7 @@ static void usage(FILE *f)
 "  resolve-addr [src-ip=|src-gid=...] dst-ip=A|dst-gid=G [dst-port=|dst-sid=] [timeout=MS]\n"
 "  resolve-ip   [src-ip=A] dst-ip=A [dst-port=P] [timeout=MS]\n"
 "  resolve-route [timeout=MS]\n"
-"  set-option tos=N|reuseaddr=B|afonly=B|ack-timeout=N\n"
+"  set-option tos=N|reuseaddr=B|afonly=B|ack-timeout=N|apm-events=N\n"
 "  path [flags=F] [raw=HEX128] [dgid= sgid= dlid= slid= sl= mtu= rate= ...]\n"
 "  set-path                                        RDMA_OPTION_IB_PATH with the paths\n"
 "  listen [backlog=N]\n"
@@ -1134,6 +1222,9 @@ static void usage(FILE *f)
 "  accept [qpn=N ...]          (no qpn: rdma_accept(id, NULL), sends the RTU)\n"
 "  reject [reason=N]   disconnect   destroy\n"
 "  wait EVENT [id=NAME] [status=N|any] [timeout=MS] [as=NAME]\n"
+"  none EVENT [id=NAME] [timeout=MS]              no such event within MS\n"
+"  notify                                          NOTIFY IB_EVENT_PATH_MIG\n"
+"  ctl cmd=WORDS                                   simfab debugfs ctl ('+': blank)\n"
 "  qp-attr init|rtr|rts   query-addr   query-gid   query-path [max=N]\n"
 "  sleep MS   tag PREFIX   timeout MS\n"
 "Most steps take id=NAME (default: the current id). A leading '!' means the\n"
@@ -1184,6 +1275,12 @@ static void run_step(char *s)
 		do_disconnect(&a);
 	else if (!strcmp(c, "destroy"))
 		do_destroy(&a);
+	else if (!strcmp(c, "none"))
+		do_none(&a);
+	else if (!strcmp(c, "notify"))
+		do_notify(&a);
+	else if (!strcmp(c, "ctl"))
+		do_ctl(&a);
 	else if (!strcmp(c, "wait"))
 		do_wait(&a);
 	else if (!strcmp(c, "qp-attr"))

@@ -31,7 +31,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -68,6 +68,12 @@ MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+'
 static char *restore_ctl = "";
 module_param(restore_ctl, charp, 0444);
 MODULE_PARM_DESC(restore_ctl, "simfab ctl command that repairs it");
+static char *fail_alt_ctl = "";
+module_param(fail_alt_ctl, charp, 0444);
+MODULE_PARM_DESC(fail_alt_ctl, "cma-lap: simfab ctl command that breaks the alternate path");
+static char *restore_alt_ctl = "";
+module_param(restore_alt_ctl, charp, 0444);
+MODULE_PARM_DESC(restore_alt_ctl, "cma-lap: simfab ctl command that repairs it");
 static int ack_timeout = 16;
 module_param(ack_timeout, int, 0444);
 MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (16: 268 ms)");
@@ -86,13 +92,15 @@ MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_not
 static int msgs = 8;
 module_param(msgs, int, 0444);
 MODULE_PARM_DESC(msgs, "messages each way per burst");
+static int wait_ms = 10000;
+module_param(wait_ms, int, 0444);
+MODULE_PARM_DESC(wait_ms, "how long to wait for a completion or a CM step, ms (more for a path whose Local ACK Timeout is long)");
 
 #define T_MSG		256
 #define T_NRECV		32
 #define T_SID		0x53460000000000a1ULL	/* ib_cm service ID */
 #define T_CMA_PORT	7301
 #define T_REP_PSN	0x300
-#define T_WAIT_MS	10000
 
 static int t_num;
 static const char *t_case;
@@ -126,6 +134,9 @@ struct t_side {
 	bool established;
 	/* LAP/APR (ib-routed) */
 	int lap_rcvd, lap_dlid, lap_sl, apr_status, apr_sent, lap_error;
+	/* rdma_cm's APM events (ib-routed): ALT_PATH_LOADED/_ERROR, MIGRATED */
+	atomic_t cma_loaded, cma_alt_error, cma_migrated;
+	int cma_alt_status;
 	bool drep;
 	bool disconnected;		/* rdma_cm DISCONNECTED */
 };
@@ -139,6 +150,18 @@ static struct ib_sa_client t_sa;
 
 /* The paths of the last t_ibcm_connect(): forward and return records */
 static struct sa_path_rec t_pri, t_pri_in, t_alt, t_alt_in;
+
+/* ib-routed's rdma_cm APM events (enum rdma_cm_event_type, 16-18) */
+#define T_EV_ALT_PATH_LOADED	16
+#define T_EV_ALT_PATH_ERROR	17
+#define T_EV_PATH_MIGRATED	18
+
+/* ib-routed's rdma_cm APM calls, looked up in t_case_cma_lap() */
+static int (*t_apm_events)(struct rdma_cm_id *id, bool on);
+static int (*t_cma_lap)(struct rdma_cm_id *id, const struct sa_path_rec *alt,
+			const struct sa_path_rec *alt_in);
+/* t_cma_connect(): the active id takes the APM events */
+static bool t_act_apm;
 
 /* ib-routed's LAP/APR calls, looked up in t_case_lap() (symbol_get) */
 static int (*t_lap_enable)(struct ib_cm_id *cm_id);
@@ -206,6 +229,10 @@ static int t_side_init(struct t_side *s, const char *spec, const char *alt)
 	init_completion(&s->step);
 	atomic_set(&s->path_mig, 0);
 	atomic_set(&s->other_events, 0);
+	atomic_set(&s->cma_loaded, 0);
+	atomic_set(&s->cma_alt_error, 0);
+	atomic_set(&s->cma_migrated, 0);
+	s->cma_alt_status = 0;
 	s->buf = kzalloc(T_BUF_LEN, GFP_KERNEL);
 	if (!s->buf)
 		return -ENOMEM;
@@ -343,7 +370,7 @@ static int t_burst(struct t_side *s, struct t_side *r, int n, int *st)
 			*st = -2;
 			break;
 		}
-		if (!t_poll(s->scq, &wc, T_WAIT_MS)) {
+		if (!t_poll(s->scq, &wc, wait_ms)) {
 			*st = -1;
 			break;
 		}
@@ -351,7 +378,7 @@ static int t_burst(struct t_side *s, struct t_side *r, int n, int *st)
 			*st = wc.status;
 			break;
 		}
-		if (!t_poll(r->rcq, &wc, T_WAIT_MS))
+		if (!t_poll(r->rcq, &wc, wait_ms))
 			break;
 		r->posted--;
 		if (wc.status == IB_WC_SUCCESS && wc.byte_len == T_MSG &&
@@ -392,13 +419,13 @@ static void t_rdma(struct t_side *s, struct t_side *r)
 	memset(s->buf + T_SEND_OFF, 0xa5, T_MSG);
 	memset(r->buf + T_RDMA_OFF, 0, T_MSG);
 	ok = !t_send_one(s, IB_WR_RDMA_WRITE, raddr, T_MSG, 1) &&
-	     t_poll(s->scq, &wc, T_WAIT_MS) && wc.status == IB_WC_SUCCESS &&
+	     t_poll(s->scq, &wc, wait_ms) && wc.status == IB_WC_SUCCESS &&
 	     r->buf[T_RDMA_OFF] == 0xa5 && r->buf[T_RDMA_OFF + T_MSG - 1] == 0xa5;
 	t_result(ok, "rdma-write", "RDMA WRITE did not land");
 	r->buf[T_RDMA_OFF + 7] = 0x5a;
 	memset(s->buf + T_RDMA_OFF, 0, T_MSG);
 	ok = !t_send_one(s, IB_WR_RDMA_READ, raddr, T_MSG, 2) &&
-	     t_poll(s->scq, &wc, T_WAIT_MS) && wc.status == IB_WC_SUCCESS &&
+	     t_poll(s->scq, &wc, wait_ms) && wc.status == IB_WC_SUCCESS &&
 	     wc.opcode == IB_WC_RDMA_READ && s->buf[T_RDMA_OFF] == 0xa5 &&
 	     s->buf[T_RDMA_OFF + 7] == 0x5a;
 	t_result(ok, "rdma-read", "RDMA READ did not bring the data back");
@@ -479,7 +506,7 @@ static void t_step(struct t_side *s, int status)
 static int t_wait_step(struct t_side *s)
 {
 	if (!wait_for_completion_timeout(&s->step,
-					 msecs_to_jiffies(T_WAIT_MS)))
+					 msecs_to_jiffies(wait_ms)))
 		return -ETIMEDOUT;
 	reinit_completion(&s->step);
 	return s->step_status;
@@ -493,6 +520,24 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		.retry_count = retry, .rnr_retry_count = 7,
 	};
 	struct ib_qp_init_attr qa;
+	int e = ev->event;
+
+	/* ib-routed's APM events (not in the distribution's enum) */
+	if (e >= T_EV_ALT_PATH_LOADED && e <= T_EV_PATH_MIGRATED) {
+		pr_info("# %s %s rdma_cm event %d status %d\n", t_case,
+			s->name, e, ev->status);
+		if (e == T_EV_PATH_MIGRATED) {
+			atomic_inc(&s->cma_migrated);
+		} else if (e == T_EV_ALT_PATH_LOADED) {
+			atomic_inc(&s->cma_loaded);
+			t_step(s, 0);
+		} else {
+			atomic_inc(&s->cma_alt_error);
+			s->cma_alt_status = ev->status;
+			t_step(s, ev->status ?: -EIO);
+		}
+		return 0;
+	}
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -570,6 +615,8 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 		a->id = NULL;
 		return ret;
 	}
+	if (t_act_apm && t_apm_events)
+		t_apm_events(a->id, true);
 	/* 6.1 needs a bound source GID for an off-subnet DGID (cma.c). */
 	t_sib(&src, &a->gid, 0);
 	ret = rdma_bind_addr(a->id, (struct sockaddr *)&src);
@@ -1074,7 +1121,7 @@ static void t_wrong_av(struct t_side *s)
 		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE);
 	t_result(!ret, "sqd-av-rts", "RTS -> SQD -> SQD (AV) -> RTS refused");
 	got = !ret && !t_send_one(s, IB_WR_SEND, 0, 64, 55) &&
-	      t_poll(s->scq, &wc, T_WAIT_MS);
+	      t_poll(s->scq, &wc, wait_ms);
 	st = got ? wc.status : -1;
 	pr_info("# %s wrong send status=%d\n", t_case, st);
 	t_result(st == IB_WC_RETRY_EXC_ERR, "wrong-av-breaks",
@@ -1122,7 +1169,7 @@ static void t_case_link_down(void)
 	t_dump("before", &t_act);
 	t_ctl(fail_ctl);
 	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 77) &&
-	      t_poll(t_act.scq, &wc, T_WAIT_MS);
+	      t_poll(t_act.scq, &wc, wait_ms);
 	st = got ? wc.status : -1;
 	pr_info("# %s send status=%d (%s)\n", t_case, st,
 		got ? ib_wc_status_msg(st) : "none");
@@ -1283,7 +1330,7 @@ static void t_case_alt_routed(void)
 	ret = t_migrate(&t_act);
 	pr_info("# %s migrate ret=%d\n", t_case, ret);
 	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 99) &&
-	      t_poll(t_act.scq, &wc, T_WAIT_MS);
+	      t_poll(t_act.scq, &wc, wait_ms);
 	st = got ? wc.status : -1;
 	pr_info("# %s after send status=%d (%s)\n", t_case, st,
 		got ? ib_wc_status_msg(st) : "none");
@@ -1564,6 +1611,121 @@ out:
 	t_lap_put();
 }
 
+/* Wait up to @ms for @s's PATH_MIGRATED count to reach @n. */
+static bool t_wait_migrated(struct t_side *s, int n, int ms)
+{
+	for (; ms > 0 && atomic_read(&s->cma_migrated) < n; ms -= 100)
+		msleep(100);
+	return atomic_read(&s->cma_migrated) >= n;
+}
+
+static int t_pas_apm_events(void)
+{
+	return atomic_read(&t_pas.cma_loaded) +
+	       atomic_read(&t_pas.cma_alt_error) +
+	       atomic_read(&t_pas.cma_migrated);
+}
+
+/*
+ * cma-lap: as cma-apm (a path set with an alternate through the second
+ * router), the active id taking rdma_cm's APM events
+ * (rdma_set_apm_events()), the passive one not. The first router fails
+ * under traffic: both QPs migrate, the active consumer gets
+ * PATH_MIGRATED. The router comes back; rdma_load_ib_alt_path() loads
+ * the old primary as the new alternate (LAP, APR): rdma_cm loads it into
+ * both QPs, ALT_PATH_LOADED on the active side; traffic re-arms them.
+ * The second router fails: both migrate back, PATH_MIGRATED again, and
+ * the DREQ later reaches the passive side. The passive id gets none of
+ * the events. (A peer that rejects or never answers a LAP: simfab-pathset
+ * through rdma_ucm.)
+ */
+static void t_case_cma_lap(void)
+{
+	int ret, i;
+
+	t_apm_events = __symbol_get("rdma_set_apm_events");
+	t_cma_lap = __symbol_get("rdma_load_ib_alt_path");
+	ret = t_setup(false);
+	if (!t_apm_events || !t_cma_lap) {
+		t_result(false, "api", "rdma_cm has no rdma_set_apm_events/rdma_load_ib_alt_path");
+		goto out;
+	}
+	t_act_apm = true;
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, true);
+	t_act_apm = false;
+	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_ctl(fail_ctl);
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("migrated", &t_act);
+	t_dump("migrated", &t_pas);
+	t_result(atomic_read(&t_act.path_mig) == 1 &&
+		 atomic_read(&t_pas.path_mig) == 1 &&
+		 t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want one PATH_MIG on each side and both QPs MIGRATED");
+	t_result(t_wait_migrated(&t_act, 1, 5000) &&
+		 atomic_read(&t_act.cma_migrated) == 1, "path-migrated-event",
+		 "want one RDMA_CM_EVENT_PATH_MIGRATED at the active (opted-in) id");
+	t_ctl(restore_ctl);
+
+	/* Re-arm: the old primary, with its return record, by LAP */
+	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	t_result(!ret && atomic_read(&t_act.cma_loaded) == 1, "alt-path-loaded",
+		 "want RDMA_CM_EVENT_ALT_PATH_LOADED (status 0) at the active id");
+	t_traffic("lapped-act-to-pas", &t_act, &t_pas);
+	t_traffic("lapped-pas-to-act", &t_pas, &t_act);
+	t_dump("lapped", &t_act);
+	t_dump("lapped", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "rearmed",
+		 "want both QPs ARMED with the LAP's alternate (loaded by rdma_cm)");
+
+	/* The second router fails: back to the first */
+	t_ctl(fail_alt_ctl);
+	t_traffic("back-act-to-pas", &t_act, &t_pas);
+	t_traffic("back-pas-to-act", &t_pas, &t_act);
+	t_dump("back", &t_act);
+	t_dump("back", &t_pas);
+	t_result(atomic_read(&t_act.path_mig) == 2 &&
+		 atomic_read(&t_pas.path_mig) == 2 &&
+		 t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated-again",
+		 "want a second PATH_MIG on each side onto the LAP's alternate");
+	t_result(t_wait_migrated(&t_act, 2, 5000) &&
+		 atomic_read(&t_act.cma_migrated) == 2, "path-migrated-again-event",
+		 "want a second RDMA_CM_EVENT_PATH_MIGRATED at the active id");
+
+	t_result(!t_pas_apm_events(), "passive-no-events",
+		 "the passive id, which did not opt in, got APM events");
+
+	rdma_disconnect(t_act.id);
+	t_act.established = false;
+	for (i = 0; i < 50 && !t_pas.disconnected; i++)
+		msleep(100);
+	pr_info("# %s dreq after_ms=%d\n", t_case, i * 100);
+	t_result(t_pas.disconnected, "dreq-after-second-migration",
+		 "no DREQ reached the passive side after migrating back");
+	t_ctl(restore_alt_ctl);
+out:
+	t_teardown();
+	if (t_apm_events)
+		__symbol_put("rdma_set_apm_events");
+	if (t_cma_lap)
+		__symbol_put("rdma_load_ib_alt_path");
+	t_apm_events = NULL;
+	t_cma_lap = NULL;
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -1591,6 +1753,8 @@ static int __init t_init(void)
 			t_case_alt_routed();
 		else if (!strcmp(c, "cma-apm"))
 			t_case_cma_apm();
+		else if (!strcmp(c, "cma-lap"))
+			t_case_cma_lap();
 		else if (!strcmp(c, "ibcm"))
 			t_case_ibcm();
 		else if (!strcmp(c, "lap"))

@@ -7,8 +7,10 @@
  * Generated cases: each of the 64 combinations of the six defined flag
  * bits at each position of blobs of 1 to 8 records, its path routed or
  * subnet-local by turns, the other positions holding fixed filler records
- * (64 x 36 = 2304 cases); then unknown flag bits, odd and too long blobs,
- * and the capabilities text against the forms the parser takes.
+ * (64 x 36 = 2304 cases), each also as the blob of a LAP on a connected
+ * id (ib_path_set_parse_alt(): only a usable alternate counts); then
+ * unknown flag bits, odd and too long blobs, and the capabilities text
+ * against the forms the parser takes.
  * Prints one result line per group and "N passed, M failed".
  *
  *   test_path_set [-v]      -v: one line per failing case
@@ -55,6 +57,11 @@ struct want {
 	int rec[2][3];
 	int reversed[2];
 	int routed[2];
+	/* ib_path_set_parse_alt() (a LAP on a connected id): the alternate */
+	int alt_rc;
+	int alt_rec[3];
+	int alt_reversed;
+	int alt_routed;
 };
 
 static int rec_routed(const unsigned char *blob, int i)
@@ -95,6 +102,7 @@ static void oracle(const unsigned char *blob, size_t len, struct want *w)
 	/* malformed: empty, not whole records, more than MAXREC */
 	if (len == 0 || len % REC || len > MAXREC * REC) {
 		w->rc = -EINVAL;
+		w->alt_rc = -EINVAL;
 		return;
 	}
 	n = (int)(len / REC);
@@ -134,19 +142,26 @@ static void oracle(const unsigned char *blob, size_t len, struct want *w)
 	for (p = 0; p < 2; p++)
 		if (w->rec[p][1] >= 0)
 			w->routed[p] = rec_routed(blob, w->rec[p][1]);
-	/* primary: GMP and forward; a return unless routed */
-	if (w->rec[0][0] < 0 || w->rec[0][1] < 0 ||
-	    (w->rec[0][2] < 0 && !w->routed[0])) {
-		memset(w, 0, sizeof(*w));
-		w->rc = -EINVAL;
-		return;
-	}
 	/* alternate: one record for GMP and forward, and a return; else none */
 	if (w->rec[1][0] < 0 || w->rec[1][0] != w->rec[1][1] || w->rec[1][2] < 0) {
 		for (r = 0; r < 3; r++)
 			w->rec[1][r] = -1;
 		w->reversed[1] = 0;
 		w->routed[1] = 0;
+	}
+	/* a LAP's blob: only a usable alternate counts */
+	w->alt_rc = w->rec[1][0] < 0 ? -EINVAL : 0;
+	for (r = 0; r < 3; r++)
+		w->alt_rec[r] = w->rec[1][r];
+	w->alt_reversed = w->reversed[1];
+	w->alt_routed = w->routed[1];
+	/* primary: GMP and forward; a return unless routed */
+	if (w->rec[0][0] < 0 || w->rec[0][1] < 0 ||
+	    (w->rec[0][2] < 0 && !w->routed[0])) {
+		memset(w->rec, 0, sizeof(w->rec));
+		memset(w->reversed, 0, sizeof(w->reversed));
+		memset(w->routed, 0, sizeof(w->routed));
+		w->rc = -EINVAL;
 	}
 }
 
@@ -175,7 +190,24 @@ static int check(const char *what, const unsigned char *blob, size_t len)
 			bad |= got.routed[p] != !!w.routed[p];
 		}
 	}
-	if (bad && verbose) {
+	/* the same blob as a LAP's (ib_path_set_parse_alt()) */
+	memset(&got, 0x5a, sizeof(got));
+	rc = ib_path_set_parse_alt(blob, len, &got);
+	if (rc != w.alt_rc) {
+		bad |= 2;
+	} else if (rc) {
+		bad |= (memcmp(&got, &before, sizeof(got)) != 0) << 1;
+	} else {
+		for (r = 0; r < 3; r++)
+			bad |= (got.rec[1][r] != w.alt_rec[r]) << 1;
+		bad |= (got.reversed[1] != !!w.alt_reversed) << 1;
+		bad |= (got.routed[1] != !!w.alt_routed) << 1;
+	}
+	if (bad & 2 && verbose)
+		printf("# %s: parse_alt rc %d want %d\n", what, rc, w.alt_rc);
+	bad &= 1 | 2;
+	if (bad & 1 && verbose) {
+		rc = ib_path_set_parse(blob, len, &got);
 		printf("# %s: rc %d want %d;", what, rc, w.rc);
 		if (!rc)
 			for (p = 0; p < 2; p++)
@@ -185,7 +217,7 @@ static int check(const char *what, const unsigned char *blob, size_t len)
 				       w.rec[p][1], w.rec[p][2], w.reversed[p]);
 		printf("\n");
 	}
-	return bad;
+	return !!bad;
 }
 
 static void result(const char *name, int cases, int bad)
@@ -214,7 +246,7 @@ static const struct { unsigned int flags; int routed; } filler[] = {
 int main(int argc, char **argv)
 {
 	unsigned char blob[(MAXREC + 2) * REC];
-	int n, pos, f, j, bad, cases, total = 0, ok_cases = 0;
+	int n, pos, f, j, bad, cases, total = 0, ok_cases = 0, alt_cases = 0;
 	char what[96];
 
 	verbose = argc > 1 && !strcmp(argv[1], "-v");
@@ -236,13 +268,17 @@ int main(int argc, char **argv)
 				if (!ib_path_set_parse(blob, (size_t)n * REC,
 						       &(struct ib_path_set){ 0 }))
 					ok_cases++;
+				if (!ib_path_set_parse_alt(blob, (size_t)n * REC,
+							   &(struct ib_path_set){ 0 }))
+					alt_cases++;
 			}
 		}
 		snprintf(what, sizeof(what), "table-%d-records", n);
 		result(what, cases, bad);
 		total += cases;
 	}
-	printf("# %d generated cases, %d accepted\n", total, ok_cases);
+	printf("# %d generated cases, %d accepted as a set, %d as a LAP's alternate\n",
+	       total, ok_cases, alt_cases);
 
 	/* the single classic record, local and routed, alone: accepted as today */
 	bad = 0;

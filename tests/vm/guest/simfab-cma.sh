@@ -16,6 +16,10 @@
 # cma:apm-*        an alternate from a path set (kernel API): armed, the
 #                  primary router fails, both QPs migrate, the DREQ
 #                  follows (rdma_cm tells ib_cm of the QP's migration).
+# cma:lap-*        the same, the active id taking the APM events: migrated
+#                  (PATH_MIGRATED), a new alternate by LAP (APR, both QPs
+#                  loaded by rdma_cm, ALT_PATH_LOADED), re-armed, migrated
+#                  back; the passive id (not opted in) gets no event.
 # cma:absent-*     b1's responder off (UNSUPPORTED at once): ROUTE_ERROR
 #                  -EOPNOTSUPP when required, else today's REQ.
 # cma:silent-*     a destination on no subnet, no bound source: a source
@@ -315,6 +319,67 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 	apm apm-consumer-notifies 1
 else
 	t_skip $T:cma:apm "simfab_rc_test.ko not in the image, or one router only"
+fi
+
+# ---- cma:lap: APM events, a new alternate by LAP, re-armed --------------------
+# simfab_rc_test case cma-lap: the connection of cma:apm, the active id
+# taking rdma_cm's APM events (rdma_set_apm_events()), the passive id
+# not. RA fails under traffic: both QPs migrate to RB, PATH_MIGRATED at
+# the active id. RA comes back; rdma_load_ib_alt_path() offers the old
+# primary (through RA, its return record RA's port on B): LAP to b1, APR
+# back, rdma_cm loads both QPs, ALT_PATH_LOADED; traffic re-arms them.
+# RB fails: both migrate back to RA, PATH_MIGRATED again, the DREQ goes
+# through RA. The passive id gets none of the events. wait_ms: the
+# loaded alternate's Local ACK Timeout comes from the path's packet
+# lifetime (2^22 x 4.096 us, about 17 s, not rdma_set_ack_timeout()'s),
+# which the QP waits once before it migrates back.
+if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
+	echo clear >$D/ctl
+	_m=$(dmesg_mark)
+	if timeout 240 modprobe simfab_rc_test cases=cma-lap "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY cma_notify=0 wait_ms=60000 \
+		fail_ctl="router+$RA+down" restore_ctl="router+$RA+up" \
+		fail_alt_ctl="router+$RB+down" restore_alt_ctl="router+$RB+up"; then
+		rmmod simfab_rc_test
+		k=/tmp/sfc-lap.ktap c=/tmp/sfc-lap.cap
+		dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >$k
+		cat $D/capture >$c
+		while read -r _st _ _name _rest; do
+			case $_st in
+			ok) t_pass "$T:cma:lap-${_name#simfab_rc_cma-lap_}" ;;
+			not) _name=${_rest%% *}; t_fail "$T:cma:lap-${_name#simfab_rc_cma-lap_}" "${_rest#* # }" ;;
+			esac
+		done <<-EOF
+		$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' $k)
+		EOF
+		chk_begin
+		# both QPs: the LAP's alternate back through RA, then on it
+		chk_num act-alt-dlid-lapped "$(qa act.lapped alt_dlid)" "$RA_ALID"
+		chk_num pas-alt-dlid-lapped "$(qa pas.lapped alt_dlid)" "$RA_BLID"
+		chk_num pas-alt-sl-lapped "$(qa pas.lapped alt_sl)" "$SL_R"
+		chk_num act-dlid-lapped "$(qa act.lapped dlid)" "$RB_ALID"
+		chk_num act-dlid-back "$(qa act.back dlid)" "$RA_ALID"
+		chk_num pas-dlid-back "$(qa pas.back dlid)" "$RA_BLID"
+		# the LAP at b1 (through RB, the path then) with RA's LIDs on B,
+		# the APR at a1 with status 0; no event at the passive id
+		_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " $c | head -n 1)
+		_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " $c | head -n 1)
+		if [ -z "$_lap" ] || [ -z "$_apr" ]; then
+			_bad="$_bad no LAP at $BP or no APR at $AP"
+		else
+			chk_num lap-local-lid "$(madn "$(capf "$_lap" mad)" 44 2)" "$RA_BLID"
+			chk_num lap-remote-lid "$(madn "$(capf "$_lap" mad)" 46 2)" "$BLID"
+			chk_num apr-status "$(madn "$(capf "$_apr" mad)" 33 1)" 0
+		fi
+		chk_num lap-via-rb "$(grep -c " at=$(rport "$RB" "$A") .* attr=0x0019 .* verdict=routed " $c)" 1
+		! grep -q "pas rdma_cm event 1[678] " $k || _bad="$_bad passive-id-got-apm-event"
+		grep -q " at=$RA_A .* class=0x07 .* attr=0x0015 .* verdict=routed " $c || _bad="$_bad no-DREQ-through-$RA"
+		chk_end cma:lap-paths-and-wire $k $c
+	else
+		t_fail $T:cma:lap "modprobe simfab_rc_test cases=cma-lap failed"
+	fi
+else
+	t_skip $T:cma:lap "simfab_rc_test.ko not in the image, or one router only"
 fi
 
 # ---- cma:absent: b1 runs no service (ib_mad answers UNSUPPORTED) --------------

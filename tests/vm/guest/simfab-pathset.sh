@@ -14,6 +14,13 @@
 # pathset:alternate-armed-at-connect  the same with ALTERNATE records
 #                          through the other router: the REQ's alternate,
 #                          b1's QP armed with it.
+# pathset:lap-*            RDMA_OPTION_IB_PATH on a connected id: a LAP,
+#                          loaded on both sides (ALT_PATH_LOADED, b1's QP
+#                          attributes), PATH_MIGRATED after NOTIFY, a
+#                          second LAP re-arms; a peer that does not take
+#                          it (APR Unsupported: ALT_PATH_ERROR 2) or never
+#                          answers (-ETIMEDOUT, then EOPNOTSUPP); ids
+#                          that did not opt in get no event.
 # pathset:caps-file        /sys/class/misc/rdma_cm/ib_path_caps.
 # pathset:sampled          192 blobs on fresh ids in ADDR_RESOLVED: taken or
 #                          refused as the caps file's forms and the rules
@@ -191,6 +198,120 @@ else
 	t_skip $T:pathset:alternate-armed-at-connect "one router only between $A and $B"
 fi
 
+# ---- a new alternate on the connected id (LAP), the APM events ----------------------
+# lapconn NAME PORT SRV-APM STEPS...: a1 -> b1 with the 3-record primary
+# through RA (no alternate), the client id taking the APM events, the
+# listener (and so b1's connection) SRV-APM (1 or 0); once established,
+# RDMA_OPTION_IB_PATH with ALTERNATE records through RB on the client
+# (a LAP), then STEPS, then the disconnect.
+lapconn() {
+	_c=$1 _port=$2 _sapm=$3
+	shift 3
+	_o=/tmp/sfp-$_c.out
+	echo clear >$D/ctl
+	# shellcheck disable=SC2086 # the records' key=value words
+	timeout 150 "$CM" 'timeout 10000' \
+		'id srv ps=ib' "bind gid=$(port_gid $BP) port=$_port" "set-option apm-events=$_sapm" \
+		'listen backlog=4' \
+		'id cli ps=ib' "bind gid=$(port_gid $AP)" 'set-option apm-events=1' \
+		"resolve-addr dst-gid=$(port_gid $BP) dst-port=$_port timeout=5000" 'wait ADDR_RESOLVED id=cli' \
+		"path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET" 'set-path' \
+		'wait ROUTE_RESOLVED id=cli' 'connect qpn=0x111' \
+		'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
+		'wait CONNECT_RESPONSE id=cli' 'accept id=cli' 'wait ESTABLISHED id=conn' \
+		"$@" \
+		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
+		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"$_o" 2>"$_o.err"
+	_rc=$?
+	cat $D/capture >"/tmp/sfp-$_c.cap"
+	return $_rc
+}
+# lapcnt FILE ATTR AT: CM MADs of that attribute delivered at AT
+lapcnt() {
+	grep -c " at=$3 .* class=0x07 cv=2 method=0x03 .* attr=$2 .* verdict=delivered " "$1"
+}
+# aprst FILE: the AP Status of the first APR delivered at a1, or none
+aprst() {
+	_a=$(cap "$1" 0x001a $AP delivered)
+	if [ -n "$_a" ]; then madn "$(capf "$_a" mad)" 33 1; else echo none; fi
+}
+if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
+	ALT="path flags=0x0d $FWD dlid=$RB_ALID"
+	ALT_RET="path flags=0x14 $(rec /tmp/sfp-ret.out)"
+	# Both ids opted in: the LAP through RB loaded on both sides (b1's
+	# INIT_QP_ATTR(RTS) gives it), PATH_MIGRATED after NOTIFY, then a
+	# second LAP re-arms with the old primary (through RA).
+	# shellcheck disable=SC2086
+	lapconn lap 7504 1 '!set-option apm-events=2 id=cli' \
+		"path flags=0x2b $FWD" '!set-path id=cli' \
+		"$ALT" "$ALT_RET" 'set-path id=cli' \
+		'tag cli' 'wait ALT_PATH_LOADED id=cli' 'tag conn' 'wait ALT_PATH_LOADED id=conn' \
+		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' 'tag' \
+		'notify id=cli' 'wait PATH_MIGRATED id=cli' 'notify id=conn' 'wait PATH_MIGRATED id=conn' \
+		"path flags=0x0d $FWD" "path flags=0x14 $RET" 'set-path id=cli' \
+		'wait ALT_PATH_LOADED id=cli' 'wait ALT_PATH_LOADED id=conn' \
+		'tag conn-rearm' 'qp-attr rts id=conn' 'tag'
+	rc=$?
+	c=/tmp/sfp-lap.cap o=/tmp/sfp-lap.out
+	_lap=$(cap $c 0x0019 $BP delivered)
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	# the option refuses values it does not know; a blob without an
+	# alternate on the connected id sends nothing (EINVAL)
+	chk_num bad-option-refused "$(grep -c '^expected-failure SET_OPTION apm-events errno=22 ' $o)" 1
+	chk_num no-alternate-refused "$(grep -c '^expected-failure SET_OPTION IB_PATH errno=22 ' $o)" 1
+	# the LAP (IBA 12.6.12, CM data from MAD byte 24): RB's port on B,
+	# b1, B's SL, SubnetLocal 0; two LAPs at b1, two APRs at a1, status 0
+	if [ -n "$_lap" ]; then
+		_m=$(capf "$_lap" mad)
+		chk_num lap-local-lid "$(madn "$_m" 44 2)" "$RB_BLID"
+		chk_num lap-remote-lid "$(madn "$_m" 46 2)" "$BLID"
+		chk_num lap-sl $(($(madn "$_m" 86 1) >> 4)) "$SL_R"
+		chk_num lap-subnet-local $(($(madn "$_m" 86 1) >> 3 & 1)) 0
+	else
+		_bad="$_bad no LAP at $BP"
+	fi
+	chk_num laps "$(lapcnt $c 0x0019 $BP)" 2
+	chk_num aprs "$(lapcnt $c 0x001a $AP)" 2
+	chk apr-status "$(aprst $c)" 0
+	# b1's QP gets the alternate back through RB, re-armed; then RA's
+	chk_num pas-mask "$(out $o conn-rts.qp_attr.mask)" 0x44000
+	chk_num pas-alt-dlid "$(out $o conn-rts.qp_attr.alt_ah.dlid)" "$RB_BLID"
+	chk_num pas-alt-sl "$(out $o conn-rts.qp_attr.alt_ah.sl)" "$SL_R"
+	chk_num pas-mig-rearm "$(out $o conn-rts.qp_attr.path_mig_state)" 1
+	chk_num act-alt-dlid "$(out $o cli-rts.qp_attr.alt_ah.dlid)" "$RB_ALID"
+	chk_num pas-rearm-alt-dlid "$(out $o conn-rearm.qp_attr.alt_ah.dlid)" "$RA_BLID"
+	chk_end pathset:lap-loaded-on-connected-id $o $c
+	# b1 takes no LAP for a connection that did not opt in (its QP is
+	# userspace's): APR Unsupported (2), ALT_PATH_ERROR 2 at a1; b1's id
+	# gets no event, not even PATH_MIGRATED after a NOTIFY.
+	# shellcheck disable=SC2086
+	lapconn lap-unsupported 7505 0 "$ALT" "$ALT_RET" 'set-path id=cli' \
+		'wait ALT_PATH_ERROR id=cli status=2' 'none ALT_PATH_LOADED id=conn timeout=2000' \
+		'notify id=conn' 'none PATH_MIGRATED id=conn timeout=2000' 'none ALT_PATH_ERROR id=conn timeout=0'
+	rc=$?
+	c=/tmp/sfp-lap-unsupported.cap o=/tmp/sfp-lap-unsupported.out
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	chk apr-status "$(aprst $c)" 2
+	chk_end pathset:lap-rejected-error-event $o $c
+	# A LAP lost on the wire (a peer that never answers, as 6.1):
+	# ALT_PATH_ERROR -ETIMEDOUT after one try, then EOPNOTSUPP.
+	# shellcheck disable=SC2086
+	lapconn lap-silent 7506 1 "ctl cmd=drop+class=0x07+to=$BP+count=1" "$ALT" "$ALT_RET" 'set-path id=cli' \
+		'wait ALT_PATH_ERROR id=cli status=-110 timeout=90000' 'ctl cmd=nofault' \
+		"$ALT" "$ALT_RET" '!set-path id=cli' 'none ALT_PATH_LOADED id=conn timeout=0'
+	rc=$?
+	c=/tmp/sfp-lap-silent.cap o=/tmp/sfp-lap-silent.out
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	chk_num lap-tries "$(grep -c " class=0x07 .* attr=0x0019 .* verdict=drop-inject " $c)" 1
+	grep -q '^expected-failure SET_OPTION IB_PATH errno=95 ' $o || _bad="$_bad second-LAP-not-EOPNOTSUPP"
+	chk_end pathset:lap-unanswered-error-event $o $c
+else
+	t_skip $T:pathset:lap "one router only between $A and $B"
+fi
+
 # ---- the single classic record, as 6.1 takes it --------------------------------
 # shellcheck disable=SC2086
 if connect classic 7502 "path flags=0x2b $FWD"; then
@@ -218,7 +339,7 @@ else
 	chk max-bytes "$(sed -n 's/^max_bytes //p' $CAPS)" 1152
 	chk classic "$(grep '^form 0x2b ' $CAPS)" "form 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward return(subnet-local)"
 	chk return "$(grep '^form 0x12 ' $CAPS)" "form 0x12 PRIMARY|INBOUND return"
-	chk features "$(grep -E '^(alternate|lap|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 1 lap 0 remote_sa 1 "
+	chk features "$(grep -E '^(alternate|lap|apm_events|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 1 lap 1 apm_events 1 remote_sa 1 "
 fi
 chk_end pathset:caps-file $CAPS
 
