@@ -104,6 +104,24 @@ chk a3-subnet "$(topo_host a3 subnet)" "$A"
 chk b3-subnet "$(topo_host b3 subnet)" "$B"
 chk_end alt:topology $TOPO
 
+# B's SA's NodeRecords, read by infiniband-diags' saquery (a GetTable
+# over RMPP from b1): one per present port of B, hosts' and routers';
+# b3's two with its node GUID, port numbers 1 and 2 and their GUIDs.
+if command -v saquery >/dev/null; then
+	timeout 30 saquery -C "$(dev_of b1/1)" -P 1 NR >/tmp/alt-nr.out 2>&1
+	awk '$1 ~ /^node_guid\./ { sub(/^node_guid\.+/, "", $1); n = $1 }
+		$1 ~ /^port_guid\./ { sub(/^port_guid\.+/, "", $1); g = $1 }
+		$1 ~ /^port_num\./ { sub(/^port_num\.+/, "", $1); print n, $1, g }' /tmp/alt-nr.out >/tmp/alt-nr.recs
+	b3node=0x$(port_gidhex b3/1 | cut -c17-30)00
+	chk_begin
+	chk_num records "$(wc -l </tmp/alt-nr.recs)" "$(grep -c "^port [^ ]* .* subnet=$B " $TOPO)"
+	chk b3-ports "$(awk -v n="$b3node" '$1 == n { print $2 ":" $3 }' /tmp/alt-nr.recs | paste -sd ' ' -)" \
+		"1:0x$(port_gidhex b3/1 | cut -c17-32) 2:0x$(port_gidhex b3/2 | cut -c17-32)"
+	chk_end sa:noderecords-saquery /tmp/alt-nr.out
+else
+	t_skip "$T:sa:noderecords-saquery" "saquery not in the image (install infiniband-diags)"
+fi
+
 # check_alt NAME LOCAL-H/P REMOTE-H/P: the alternate found is that pair,
 # with the forward record of A's SA and the return record of B's SA.
 check_alt() {
