@@ -48,6 +48,7 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 CONF=/etc/modprobe.d/simfab-topology.conf
 cp $CONF /tmp/alt-default.conf
 printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
+modprobe ib_umad
 modprobe ib_remote_sa && modprobe simfab
 rc=$?
 cp /tmp/alt-default.conf $CONF
