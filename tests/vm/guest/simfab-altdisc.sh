@@ -15,6 +15,9 @@
 #       (-ENODATA), as without a service at b3; cancel.
 # wire: the NodePorts Get at b3/1 and its answer, b3/1's NodeRecord
 #       queries to B's SA, the alternate's return-path Get at b3/2.
+# sa:   B's NodeRecords as saquery NR reads them.
+# malformed: NodePorts requests crafted with ib-remote-sa-query, each
+#       refused with its status and counter.
 #
 # Skips without simfab.ko, the topology or ib_remote_sa.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -228,6 +231,40 @@ chk status "$(af nosvc status)" -61
 grep -q " at=a3/1 .* class=0x0d .* method=0x81 status=0x000c .* attr=0xff01 " /tmp/alt-nosvc.cap ||
 	_bad="$_bad no-unsupported-nodeports-answer"
 chk_end alt:none-without-remote-service /tmp/alt-nosvc.out /tmp/alt-nosvc.cap
+
+# ---- malformed NodePorts requests, crafted with the query tool -------------------
+# Each refused by b3/1 with its status and counter (a1 across the
+# routers; b1, on b3's own subnet, for no-grh and same-subnet).
+# The tool sends a PathRecord-shaped body: bytes 56-71 (the PortGID) are
+# its ServiceID and half its DGID, a GID of no subnet.
+Q=/ibr/bin/ib-remote-sa-query
+if [ -x "$Q" ]; then
+	m0=$(dmesg_mark)
+	while read -r name from counter status args; do
+		c0=$(cnt b3/1 "$counter")
+		# shellcheck disable=SC2086
+		timeout 30 "$Q" --kv -C "$(dev_of "$from")" -P "${from#*/}" --attr 0xff01 \
+			$args "$(port_gid b3/1)" >"/tmp/alt-tool-$name.out" 2>&1
+		chk_begin
+		chk_num status "$(sed -n 's/^status=//p' "/tmp/alt-tool-$name.out" | head -n 1)" "$status"
+		chk_num "$counter" $(($(cnt b3/1 "$counter") - c0)) 1
+		chk_end "malformed:nodeports-$name" "/tmp/alt-tool-$name.out"
+	done <<-EOF
+	attr-offset a1/1 rej_malformed 0x001c --attr-offset 8 --comp-mask 0
+	comp-mask a1/1 rej_bad_mask 0x0200 --attr-offset 0 --comp-mask 0xc
+	not-served a1/1 rej_not_served 0x0500 --attr-offset 0 --comp-mask 0
+	no-grh b1/1 rej_no_grh 0x0200 --attr-offset 0 --comp-mask 0 --no-grh
+	same-subnet b1/1 rej_not_remote 0x0200 --attr-offset 0 --comp-mask 0
+	EOF
+	dmesg_since "$m0" >/tmp/alt-malformed.dmesg
+	chk_begin
+	grep -q 'ib_remote_sa: port 1: request from LID .* rejected: AttributeOffset is not 0' /tmp/alt-malformed.dmesg ||
+		_bad="$_bad no-log-line-for-attr-offset"
+	[ -z "$(trouble /tmp/alt-malformed.dmesg)" ] || _bad="$_bad kernel-trouble"
+	chk_end malformed:nodeports-logged /tmp/alt-malformed.dmesg
+else
+	t_skip "$T:malformed" "ib-remote-sa-query not in the image (make tools)"
+fi
 
 # ---- cancel ----------------------------------------------------------------------
 # The NodePorts Get is held at b3/1 for 1.5 s, so the discovery is surely
