@@ -64,8 +64,11 @@ else
 fi
 TOPO=/tmp/alt.topo
 cat $D/topology >$TOPO
-# Every query goes on the wire.
-echo 0 >/sys/module/ib_remote_sa/parameters/cache_ttl_ms
+# Every query goes on the wire (the TTL is put back at the end: the
+# module may stay loaded for the next test).
+TTLP=/sys/module/ib_remote_sa/parameters/cache_ttl_ms
+TTL0=$(cat $TTLP)
+echo 0 >$TTLP
 
 dev_of() { topo_host "${1%/*}" dev; }
 cnt() {
@@ -276,7 +279,10 @@ chk_begin
 chk status "$(af cancel status)" -4
 chk_end alt:cancel /tmp/alt-cancel.out
 
-rmmod simfab && rmmod ib_remote_sa
+echo "$TTL0" >$TTLP
+# ib_remote_sa goes too, with what another test left using it (rdma_cm).
+rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
+	{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
 rc=$?
 chk_begin
 chk rmmod "$rc" 0
