@@ -2291,13 +2291,15 @@ static int sf_ctl_partition(int argc, char **argv)
  *   "down H/P", "linkdown H/P", "up H/P": the port disabled, its link
  *     lost (PortPhysicalState Polling), or back (IBA 14.2.5.6);
  *   "lid H/P LID", "pkey H/P INDEX PKEY", "sm H/P": what the SM sets;
+ *   "rereg H/P": the SM asks the port's clients to register again;
  *   "router R down|up": the router and its links go down or come back;
  *   "drop ...", "delay ...", "nofault": fault rules (sf_ctl_fault);
  *   "partition SUBNET H/P...", "heal SUBNET";
  *   "clear": the capture ring.
  * A host's port raises the event a real HCA raises when the SM changes
  * that PortInfo field or P_Key table (IBA 11.6.3: PORT_ERR/PORT_ACTIVE,
- * LID_CHANGE, PKEY_CHANGE, SM_CHANGE). H/P also names router ports.
+ * LID_CHANGE, PKEY_CHANGE, SM_CHANGE, CLIENT_REREGISTER). H/P also names
+ * router ports.
  */
 static int sf_ctl_cmd(char *buf)
 {
@@ -2384,6 +2386,12 @@ static int sf_ctl_cmd(char *buf)
 			return -EINVAL;
 		port->pkeys[v] = w;
 		sf_port_event_of(port, IB_EVENT_PKEY_CHANGE);
+	} else if (!strcmp(argv[0], "rereg") && argc == 2 && port->dev) {
+		/* The SM asks the port's clients to register again (PortInfo
+		 * ClientReregister, IBA 14.4.11), as after an SM restart that
+		 * lost its records: nothing else changes.
+		 */
+		sf_port_event_of(port, IB_EVENT_CLIENT_REREGISTER);
 	} else if (!strcmp(argv[0], "sm") && argc == 2 && port->dev) {
 		sn->sm = port;
 		sn->sm_lid = port->lid;

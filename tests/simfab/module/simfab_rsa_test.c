@@ -13,6 +13,16 @@
  * With wait=0 the queries stay in flight after load (for the unload and
  * device-removal tests); cancel=1 cancels each right after sending it;
  * pkey=P adds a P_Key component.
+ * alt=1 instead finds an alternate path for the primary `dev`/`port` ->
+ * `target` (ib_remote_sa_alt_path_get(); status=-38 when the overlay has
+ * none, SIMFAB_HAVE_RSA_ALT from the Kbuild): the
+ * primary's forward record from the local SA and its return record from
+ * ib_remote_sa first, then one line
+ *   simfab_rsa_test: alt status=S ms=T [port=P sgid=.. dgid=.. fwd_dlid=..
+ *   fwd_slid=.. fwd_flags=0x.. ret_dlid=.. ret_slid=.. ret_sl=..
+ *   ret_flags=0x..]
+ * after `simfab_rsa_test: primary fwd_dlid=.. ret_dlid=..`; cancel=1
+ * cancels it right after the call.
  * Module exit cancels what is still in flight and waits for the callbacks.
  */
 
@@ -20,6 +30,7 @@
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_remote_sa.h>
 
 static char *dev = "simfab0";
@@ -42,6 +53,8 @@ static bool cancel;
 module_param(cancel, bool, 0444);
 static int pkey = -1;
 module_param(pkey, int, 0444);	/* a P_Key component for the query */
+static bool alt;
+module_param(alt, bool, 0444);
 
 struct rsa_test_query {
 	int n;
@@ -76,6 +89,114 @@ static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
 		complete_all(&all_done);
 }
 
+/* ---- alt=1: alternate path discovery ---------------------------------- */
+
+static struct ib_sa_client alt_sa_client;
+#ifdef SIMFAB_HAVE_RSA_ALT
+static DECLARE_COMPLETION(alt_step);
+static int alt_status;
+static struct sa_path_rec alt_rec;
+
+static void alt_fwd_cb(int status, struct sa_path_rec *rec, int n, void *ctx)
+{
+	alt_status = status ? status : rec ? 0 : -ENODATA;
+	if (!alt_status)
+		alt_rec = *rec;
+	complete(&alt_step);
+}
+
+static void alt_ret_cb(int status, u16 mad_status, struct sa_path_rec *rec,
+		       void *ctx)
+{
+	alt_status = status;
+	if (!status)
+		alt_rec = *rec;
+	complete(&alt_step);
+}
+
+static void alt_cb(int status, const struct ib_remote_sa_alt *a, void *ctx)
+{
+	s64 ms = ktime_ms_delta(ktime_get(), *(ktime_t *)ctx);
+
+	if (a)
+		pr_info("simfab_rsa_test: alt status=%d ms=%lld port=%u sgid=%pI6 dgid=%pI6 fwd_dlid=%u fwd_slid=%u fwd_flags=0x%x ret_dlid=%u ret_slid=%u ret_sl=%u ret_flags=0x%x\n",
+			status, ms, a->port_num, a->sgid.raw, a->dgid.raw,
+			be32_to_cpu(sa_path_get_dlid((struct sa_path_rec *)&a->forward)),
+			be32_to_cpu(sa_path_get_slid((struct sa_path_rec *)&a->forward)),
+			a->forward.flags,
+			be32_to_cpu(sa_path_get_dlid((struct sa_path_rec *)&a->ret)),
+			be32_to_cpu(sa_path_get_slid((struct sa_path_rec *)&a->ret)),
+			a->ret.sl, a->ret.flags);
+	else
+		pr_info("simfab_rsa_test: alt status=%d ms=%lld\n", status, ms);
+	complete(&alt_step);
+}
+
+static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
+		   const union ib_gid *svc)
+{
+	struct ib_remote_sa_alt_query *aq;
+	struct ib_remote_sa_query *rq;
+	struct sa_path_rec rec = {}, fwd, ret;
+	struct ib_sa_query *sq;
+	bool have_ret;
+	ktime_t start;
+	int id;
+
+	rec.rec_type = SA_PATH_REC_TYPE_IB;
+	if (rdma_query_gid(ibdev, port, 0, &rec.sgid))
+		goto out;
+	rec.dgid = *tgid;
+	rec.numb_path = 1;
+	reinit_completion(&alt_step);
+	id = ib_sa_path_rec_get(&alt_sa_client, ibdev, port, &rec,
+				IB_SA_PATH_REC_SGID | IB_SA_PATH_REC_DGID |
+				IB_SA_PATH_REC_NUMB_PATH, 4000, GFP_KERNEL,
+				alt_fwd_cb, NULL, &sq);
+	if (id < 0 || (wait_for_completion(&alt_step), alt_status)) {
+		pr_info("simfab_rsa_test: alt status=%d (primary forward)\n",
+			id < 0 ? id : alt_status);
+		goto out;
+	}
+	fwd = alt_rec;
+	reinit_completion(&alt_step);
+	id = ib_remote_sa_path_get(ibdev, port, tgid, svc, &fwd, NULL, 0,
+				   timeout_ms, retries, GFP_KERNEL, alt_ret_cb,
+				   NULL, &rq);
+	/* Without the primary's return record the discovery still runs. */
+	if (id >= 0)
+		wait_for_completion(&alt_step);
+	have_ret = id >= 0 && !alt_status;
+	ret = alt_rec;
+	pr_info("simfab_rsa_test: primary fwd_dlid=%u ret_dlid=%u\n",
+		be32_to_cpu(sa_path_get_dlid(&fwd)),
+		have_ret ? be32_to_cpu(sa_path_get_dlid(&ret)) : 0);
+	reinit_completion(&alt_step);
+	start = ktime_get();
+	id = ib_remote_sa_alt_path_get(ibdev, port, &fwd,
+				       have_ret ? &ret : NULL, svc,
+				       timeout_ms, retries, GFP_KERNEL, alt_cb,
+				       &start, &aq);
+	if (id < 0) {
+		pr_info("simfab_rsa_test: alt post=%d\n", id);
+		goto out;
+	}
+	if (cancel)
+		ib_remote_sa_alt_cancel(id, aq);
+	wait_for_completion(&alt_step);
+out:
+	return 0;
+}
+#else
+/* An overlay without alternate path discovery: say so, as a status. */
+static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
+		   const union ib_gid *svc)
+{
+	pr_info("simfab_rsa_test: alt status=-38 (no ib_remote_sa_alt_path_get)\n");
+	return 0;
+}
+#endif
+
 static int parse_gid(const char *s, union ib_gid *gid)
 {
 	return in6_pton(s, -1, gid->raw, -1, NULL) ? 0 : -EINVAL;
@@ -98,6 +219,16 @@ static int __init rsa_test_init(void)
 	if (!ibdev) {
 		pr_err("simfab_rsa_test: no device %s\n", dev);
 		return -ENODEV;
+	}
+	if (alt) {
+		ib_sa_register_client(&alt_sa_client);
+		alt_run(ibdev, &tgid, *service ? &sgid : NULL);
+		ib_sa_unregister_client(&alt_sa_client);
+		ib_device_put(ibdev);
+		count = 0;
+		complete_all(&all_done);
+		pr_info("simfab_rsa_test: done alt\n");
+		return 0;
 	}
 	queries = kcalloc(count, sizeof(*queries), GFP_KERNEL);
 	if (!queries) {

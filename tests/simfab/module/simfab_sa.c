@@ -28,6 +28,20 @@
 #define MCM_LEN		52
 #define MCM_STRIDE	56
 #define MCM_QKEY_IPOIB	0x0b1b	/* OpenSM's IPoIB broadcast Q_Key */
+/* NodeRecord (IBA 15.2.5.2): LID, reserved, NodeInfo (40 bytes, IBA
+ * 14.2.5.3), NodeDescription (64); 108 bytes, 112 apart in a table.
+ */
+#define NR_ATTR		0x0011
+#define NR_LEN		108
+#define NR_STRIDE	112
+/* NodeRecord ComponentMask bits (IBA 15.2.5.2; OpenSM IB_NR_COMPMASK_*). */
+#define NR_COMP_LID		BIT_ULL(0)
+#define NR_COMP_NODETYPE	BIT_ULL(4)
+#define NR_COMP_NUMPORTS	BIT_ULL(5)
+#define NR_COMP_SYSIMAGEGUID	BIT_ULL(6)
+#define NR_COMP_NODEGUID	BIT_ULL(7)
+#define NR_COMP_PORTGUID	BIT_ULL(8)
+#define NR_COMP_PORTNUM		BIT_ULL(12)
 
 /* SA status codes, MAD status bits 8-14 (IBA 15.2.1.1 table 187). */
 #define SA_ERR_NO_RESOURCES	0x0100
@@ -451,9 +465,17 @@ static struct sf_pkt *sa_answer(const struct sf_pkt *req, u8 method,
 	put_unaligned_be16(status, m + 4);
 	memcpy(m + SA_COMP_MASK, req->data + SA_COMP_MASK, 8);
 	/* AttributeOffset: the record's size in 8-byte words (IBA 15.2.1.1). */
-	put_unaligned_be16(get_unaligned_be16(req->data + 16) ==
-			   IB_SA_ATTR_MC_MEMBER_REC ? MCM_STRIDE / 8 :
-			   PR_LEN / 8, m + SA_ATTR_OFFSET);
+	switch (get_unaligned_be16(req->data + 16)) {
+	case IB_SA_ATTR_MC_MEMBER_REC:
+		put_unaligned_be16(MCM_STRIDE / 8, m + SA_ATTR_OFFSET);
+		break;
+	case NR_ATTR:
+		put_unaligned_be16(NR_STRIDE / 8, m + SA_ATTR_OFFSET);
+		break;
+	default:
+		put_unaligned_be16(PR_LEN / 8, m + SA_ATTR_OFFSET);
+		break;
+	}
 	return pkt;
 }
 
@@ -1059,6 +1081,97 @@ static void mcm_recv(struct sf_pkt *pkt, u8 method)
 	sa_table(pkt, 0, recs, n * MCM_STRIDE);	/* takes recs */
 }
 
+/* ---- NodeRecord (IBA 15.2.5.2; OpenSM osm_sa_node_record.c) ----------- */
+
+/* The node a port belongs to: its number of ports, its type, its port
+ * number on it. Node GUIDs are the port GUIDs with port byte 0.
+ */
+static void nr_encode(const struct sf_port *port, u8 *r)
+{
+	u64 guid = port->guid & ~0xffULL;
+	int nports, num;
+
+	memset(r, 0, NR_STRIDE);
+	if (port->dev) {
+		nports = sf_fab.hosts[port->dev->host].nports;
+		num = port->num;
+		r[4 + 2] = 1;				/* NodeType: CA */
+		snprintf((char *)r + 44, 64, "%s %s",
+			 sf_fab.hosts[port->dev->host].name,
+			 dev_name(&port->dev->ibdev.dev));
+	} else {
+		nports = port->rtr->nports;
+		num = port - port->rtr->port + 1;
+		r[4 + 2] = 3;				/* NodeType: router */
+		snprintf((char *)r + 44, 64, "%s", port->rtr->name);
+	}
+	put_unaligned_be16(port->lid, r);
+	r[4 + 0] = 1;					/* BaseVersion */
+	r[4 + 1] = 1;					/* ClassVersion (SMP) */
+	r[4 + 3] = nports;
+	put_unaligned_be64(guid, r + 4 + 4);		/* SystemImageGUID */
+	put_unaligned_be64(guid, r + 4 + 12);		/* NodeGUID */
+	put_unaligned_be64(port->guid, r + 4 + 20);	/* PortGUID */
+	put_unaligned_be16(SF_PKEYS, r + 4 + 28);	/* PartitionCap */
+	r[4 + 36] = num;				/* LocalPortNum */
+	/* DeviceID, Revision and VendorID 0: simfab is nobody's product. */
+}
+
+/* The records of the subnet's present ports that match the components. */
+static int nr_query(struct sf_pkt *pkt, u8 *out, int max)
+{
+	struct sf_port *ports[SF_SUBNET_PORTS];
+	u64 mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
+	const u8 *q = pkt->data + SA_DATA;
+	u8 r[NR_STRIDE];
+	int i, n = 0, np;
+
+	np = all_ports(&sf_fab.subnets[pkt->subnet], ports);
+	for (i = 0; i < np; i++) {
+		nr_encode(ports[i], r);
+		if (((mask & NR_COMP_LID) && memcmp(q, r, 2)) ||
+		    ((mask & NR_COMP_NODETYPE) && q[6] != r[6]) ||
+		    ((mask & NR_COMP_NUMPORTS) && q[7] != r[7]) ||
+		    ((mask & NR_COMP_SYSIMAGEGUID) && memcmp(q + 8, r + 8, 8)) ||
+		    ((mask & NR_COMP_NODEGUID) && memcmp(q + 16, r + 16, 8)) ||
+		    ((mask & NR_COMP_PORTGUID) && memcmp(q + 24, r + 24, 8)) ||
+		    ((mask & NR_COMP_PORTNUM) && q[40] != r[40]))
+			continue;
+		if (n < max)
+			memcpy(out + n * NR_STRIDE, r, NR_STRIDE);
+		n++;
+	}
+	return n;
+}
+
+static void nr_recv(struct sf_pkt *pkt, u8 method)
+{
+	struct sf_pkt *ans;
+	u8 *recs;
+	u16 err;
+	int n;
+
+	recs = kcalloc(SF_SUBNET_PORTS, NR_STRIDE, GFP_KERNEL);
+	if (!recs) {
+		atomic64_inc(&sa_dropped);
+		return;
+	}
+	n = nr_query(pkt, recs, SF_SUBNET_PORTS);
+	if (method == IB_SA_METHOD_GET_TABLE) {
+		sa_table(pkt, 0, recs, n * NR_STRIDE);	/* takes recs */
+		return;
+	}
+	/* Get: exactly one record (OpenSM: more is TOO_MANY_RECORDS). */
+	err = n == 1 ? 0 : n ? SA_ERR_TOO_MANY_RECS : SA_ERR_NO_RECORDS;
+	ans = sa_answer(pkt, IB_MGMT_METHOD_GET_RESP, err);
+	if (ans) {
+		if (!err)
+			memcpy(ans->data + SA_DATA, recs, NR_LEN);
+		sa_send(pkt, ans);
+	}
+	kfree(recs);
+}
+
 /* Called by the worker for every SA-class MAD sent to the SM LID. */
 void sf_sa_recv(struct sf_pkt *pkt)
 {
@@ -1108,6 +1221,10 @@ void sf_sa_recv(struct sf_pkt *pkt)
 	}
 	if (get_unaligned_be16(pkt->data + 16) == IB_SA_ATTR_MC_MEMBER_REC) {
 		mcm_recv(pkt, method);
+		return;
+	}
+	if (get_unaligned_be16(pkt->data + 16) == NR_ATTR) {
+		nr_recv(pkt, method);
 		return;
 	}
 	if (get_unaligned_be16(pkt->data + 16) != IB_SA_ATTR_PATH_REC) {

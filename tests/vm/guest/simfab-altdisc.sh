@@ -1,0 +1,298 @@
+#!/bin/sh
+# shellcheck shell=sh
+# ib_remote_sa's alternate path discovery (ib_remote_sa_alt_path_get,
+# docs/remote-sa-protocol.md "NodePorts" and "Alternate paths") on
+# simfab's altdisc.topo: routed.topo's subnets A and B with a dual-ported
+# node on each (a3, b3). simfab_rsa_test.ko alt=1 takes the primary's
+# forward record from A's SA and its return record through ib_remote_sa,
+# then asks for an alternate. Every expected value comes from debugfs
+# simfab/topology or from the capture; none is written into the test.
+#
+# alt:  a3/1 -> b3/1 gets the pair that shares nothing with the primary
+#       (a3/2 -> b3/2) with both records; a1 -> b3/1 another port of the
+#       remote node (found by its node GUID through b3's service); a3/1 ->
+#       b1 another local port; a1 -> b1 (one port each) nothing
+#       (-ENODATA), as without a service at b3; cancel.
+# wire: the NodePorts Get at b3/1 and its answer, b3/1's NodeRecord
+#       queries to B's SA, the alternate's return-path Get at b3/2.
+# sa:   B's NodeRecords as saquery NR reads them.
+# malformed: NodePorts requests crafted with ib-remote-sa-query, each
+#       refused with its status and counter.
+#
+# Skips without simfab.ko, the topology or ib_remote_sa.
+# shellcheck source=tests/vm/lib/guest.sh
+. /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
+
+T=simfab-altdisc
+D=/sys/kernel/debug/simfab
+S=/sys/kernel/ib_remote_sa
+TOPOFILE=/ibr/simfab/topology/altdisc.topo
+
+if ! has_mod simfab || [ ! -f "$TOPOFILE" ]; then
+	t_skip $T "simfab.ko or $TOPOFILE not in the image (make simfab)"
+	t_summary
+	exit 0
+fi
+if ! has_mod ib_remote_sa || ! has_mod simfab_rsa_test; then
+	t_skip $T "ib_remote_sa.ko or simfab_rsa_test.ko not in the image (the series has no ib_remote_sa?)"
+	t_summary
+	exit 0
+fi
+
+trouble() {
+	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
+}
+
+mark=$(dmesg_mark)
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+! mod_loaded simfab || rmmod simfab
+CONF=/etc/modprobe.d/simfab-topology.conf
+cp $CONF /tmp/alt-default.conf
+printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
+modprobe ib_umad
+modprobe ib_remote_sa && modprobe simfab
+rc=$?
+cp /tmp/alt-default.conf $CONF
+if [ $rc -eq 0 ] && [ "$(cat /sys/module/simfab/parameters/topology)" = "$(cat $TOPOFILE)" ]; then
+	t_pass $T:load
+else
+	t_fail $T:load "modprobe ib_remote_sa / simfab with $TOPOFILE failed"
+	t_summary
+	exit 0
+fi
+TOPO=/tmp/alt.topo
+cat $D/topology >$TOPO
+# Every query goes on the wire (the TTL is put back at the end: the
+# module may stay loaded for the next test).
+TTLP=/sys/module/ib_remote_sa/parameters/cache_ttl_ms
+TTL0=$(cat $TTLP)
+echo 0 >$TTLP
+
+dev_of() { topo_host "${1%/*}" dev; }
+cnt() {
+	cat "$S/$(dev_of "$1")/${1#*/}/counters/$2" 2>/dev/null || echo x
+}
+# alt NAME H/P TARGET-H/P [ARGS...]: the discovery from H/P for the
+# primary H/P -> TARGET; its lines in /tmp/alt-NAME.out, the capture in
+# /tmp/alt-NAME.cap.
+alt() {
+	_n=$1 _p=$2 _t=$3
+	shift 3
+	echo clear >$D/ctl
+	_m=$(dmesg_mark)
+	modprobe simfab_rsa_test alt=1 "dev=$(dev_of "$_p")" "port=${_p#*/}" \
+		"target=$(port_gid "$_t")" timeout_ms=3000 retries=1 "$@" \
+		>"/tmp/alt-$_n.err" 2>&1
+	rmmod simfab_rsa_test 2>>"/tmp/alt-$_n.err"
+	dmesg_since "$_m" | sed -n 's/.*simfab_rsa_test: //p' >"/tmp/alt-$_n.out"
+	cat $D/capture >"/tmp/alt-$_n.cap"
+}
+# af NAME KEY: a field of the discovery's "alt" line.
+af() {
+	sed -n "s/^alt \(.* \)*$2=\([^ ]*\).*/\2/p" "/tmp/alt-$1.out" | head -n 1
+}
+# Values the records must carry, from the topology: the router each SA
+# names for the other subnet, and its port's LID there.
+A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
+PA=$(topo_subnet "$A" prefix) PB=$(topo_subnet "$B" prefix)
+RA=$(route_via "$A" "$PB") RB=$(route_via "$B" "$PA")
+RALID=$(topo_port "$(rport "$RA" "$A")" lid)
+RBLID=$(topo_port "$(rport "$RB" "$B")" lid)
+diag "A=$A B=$B A's router to B: $RA (lid $RALID); B's router to A: $RB (lid $RBLID)"
+# GMP|ALTERNATE|OUTBOUND and GMP|ALTERNATE|INBOUND (ib_user_sa.h).
+FWD_FLAGS=0xd RET_FLAGS=0x15
+
+chk_begin
+chk a3-ports "$(topo_host a3 ports)" 2
+chk b3-ports "$(topo_host b3 ports)" 2
+chk a3-subnet "$(topo_host a3 subnet)" "$A"
+chk b3-subnet "$(topo_host b3 subnet)" "$B"
+chk_end alt:topology $TOPO
+
+# B's SA's NodeRecords, read by infiniband-diags' saquery (a GetTable
+# over RMPP from b1): one per present port of B, hosts' and routers';
+# b3's two with its node GUID, port numbers 1 and 2 and their GUIDs.
+if command -v saquery >/dev/null; then
+	timeout 30 saquery -C "$(dev_of b1/1)" -P 1 NR >/tmp/alt-nr.out 2>&1
+	awk '$1 ~ /^node_guid\./ { sub(/^node_guid\.+/, "", $1); n = $1 }
+		$1 ~ /^port_guid\./ { sub(/^port_guid\.+/, "", $1); g = $1 }
+		$1 ~ /^port_num\./ { sub(/^port_num\.+/, "", $1); print n, $1, g }' /tmp/alt-nr.out >/tmp/alt-nr.recs
+	b3node=0x$(port_gidhex b3/1 | cut -c17-30)00
+	chk_begin
+	chk_num records "$(wc -l </tmp/alt-nr.recs)" "$(grep -c "^port [^ ]* .* subnet=$B " $TOPO)"
+	chk b3-ports "$(awk -v n="$b3node" '$1 == n { print $2 ":" $3 }' /tmp/alt-nr.recs | paste -sd ' ' -)" \
+		"1:0x$(port_gidhex b3/1 | cut -c17-32) 2:0x$(port_gidhex b3/2 | cut -c17-32)"
+	chk_end sa:noderecords-saquery /tmp/alt-nr.out
+else
+	t_skip "$T:sa:noderecords-saquery" "saquery not in the image (install infiniband-diags)"
+fi
+
+# check_alt NAME LOCAL-H/P REMOTE-H/P: the alternate found is that pair,
+# with the forward record of A's SA and the return record of B's SA.
+check_alt() {
+	_l=$2 _r=$3
+	chk_begin
+	chk status "$(af "$1" status)" 0
+	chk_num port "$(af "$1" port)" "${_l#*/}"
+	chk sgid "$(gid_hex "$(af "$1" sgid)")" "$(port_gidhex "$_l")"
+	chk dgid "$(gid_hex "$(af "$1" dgid)")" "$(port_gidhex "$_r")"
+	chk_num fwd-dlid "$(af "$1" fwd_dlid)" "$RALID"
+	chk_num fwd-slid "$(af "$1" fwd_slid)" "$(topo_port "$_l" lid)"
+	chk_num fwd-flags "$(af "$1" fwd_flags)" $FWD_FLAGS
+	chk_num ret-dlid "$(af "$1" ret_dlid)" "$RBLID"
+	chk_num ret-slid "$(af "$1" ret_slid)" "$(topo_port "$_r" lid)"
+	chk_num ret-sl "$(af "$1" ret_sl)" "$(max "$(prop "$_r" sl)" "$(prop "$(rport "$RB" "$B")" sl)")"
+	chk_num ret-flags "$(af "$1" ret_flags)" $RET_FLAGS
+	chk_end "alt:$1" "/tmp/alt-$1.out" "/tmp/alt-$1.err"
+}
+
+# ---- both ends have another port: the pair sharing nothing wins ---------------
+f0=$(cnt a3/1 alt_found) np0=$(cnt b3/1 node_ports)
+alt both a3/1 b3/1
+check_alt both a3/2 b3/2
+chk_begin
+chk_num alt-found $(($(cnt a3/1 alt_found) - f0)) 1
+chk_num b3-node-ports $(($(cnt b3/1 node_ports) - np0)) 1
+chk_end alt:counters "/tmp/alt-both.out"
+
+# The wire: a3/1's NodePorts Get at b3/1 (GRH from a3/1, the target's
+# GID, AttributeOffset and ComponentMask 0); b3/1's NodeRecord GetTables
+# to B's SA, by PortGUID then by NodeGUID; the answer at a3/1 naming b3's
+# node and both its ports in port order; the alternate's return-path Get
+# from a3/2 at b3/2.
+C=/tmp/alt-both.cap
+get=$(grep " at=b3/1 .* class=0x0d cv=1 method=0x01 .* attr=0xff01 .* verdict=delivered " $C | head -n 1)
+resp=$(grep " at=a3/1 .* class=0x0d cv=1 method=0x81 status=0x0000 .* attr=0xff01 .* verdict=delivered " $C | head -n 1)
+nr1=$(grep " slid=$(topo_port b3/1 lid) .* class=0x03 .* method=0x12 .* attr=0x0011 .* verdict=sa " $C | sed -n 1p)
+nr2=$(grep " slid=$(topo_port b3/1 lid) .* class=0x03 .* method=0x12 .* attr=0x0011 .* verdict=sa " $C | sed -n 2p)
+rget=$(grep " at=b3/2 .* class=0x0d cv=1 method=0x01 .* attr=0x0035 .* verdict=delivered " $C | head -n 1)
+chk_begin
+if [ -z "$get" ] || [ -z "$resp" ] || [ -z "$nr2" ] || [ -z "$rget" ]; then
+	[ -n "$get" ] || _bad="$_bad no-nodeports-get-at-b3/1"
+	[ -n "$resp" ] || _bad="$_bad no-nodeports-answer-at-a3/1"
+	[ -n "$nr2" ] || _bad="$_bad not-two-noderecord-gettables"
+	[ -n "$rget" ] || _bad="$_bad no-return-get-at-b3/2"
+else
+	m=$(capf "$get" mad)
+	chk get-grh-sgid "$(gid_hex "$(capf "$get" sgid)")" "$(port_gidhex a3/1)"
+	chk get-attr-offset "$(mad "$m" 44 2)" 0000
+	chk get-comp-mask "$(mad "$m" 48 8)" 0000000000000000
+	chk get-port-gid "$(mad "$m" 56 16)" "$(port_gidhex b3/1)"
+	m=$(capf "$nr1" mad)
+	chk nr1-mask "$(mad "$m" 48 8)" 0000000000000100
+	chk nr1-portguid "$(mad "$m" 80 8)" "$(port_gidhex b3/1 | cut -c17-32)"
+	m=$(capf "$nr2" mad)
+	chk nr2-mask "$(mad "$m" 48 8)" 0000000000000080
+	chk nr2-nodeguid "$(mad "$m" 72 8)" "$(port_gidhex b3/1 | cut -c17-30)00"
+	m=$(capf "$resp" mad)
+	chk_num resp-tid "$(capf "$resp" tid)" "$(capf "$get" tid)"
+	chk resp-port-gid "$(mad "$m" 56 16)" "$(port_gidhex b3/1)"
+	chk resp-node-guid "$(mad "$m" 72 8)" "$(port_gidhex b3/1 | cut -c17-30)00"
+	chk_num resp-num-ports "$(madn "$m" 80 1)" 2
+	chk resp-gid0 "$(mad "$m" 88 16)" "$(port_gidhex b3/1)"
+	chk resp-gid1 "$(mad "$m" 104 16)" "$(port_gidhex b3/2)"
+	m=$(capf "$rget" mad)
+	chk ret-grh-sgid "$(gid_hex "$(capf "$rget" sgid)")" "$(port_gidhex a3/2)"
+	chk ret-dgid "$(mad "$m" 64 16)" "$(port_gidhex a3/2)"
+	chk ret-sgid "$(mad "$m" 80 16)" "$(port_gidhex b3/2)"
+fi
+grep -E "class=0x(0d|03) " $C | sed 's/ mad=.*//' >/tmp/alt-both.mads
+chk_end alt:wire /tmp/alt-both.mads
+
+# ---- one end with another port ------------------------------------------------
+# a1 has one port: another port of the remote node, found through b3's
+# service by its node GUID.
+alt remote a1/1 b3/1
+check_alt remote a1/1 b3/2
+# b1 has one port: another local port.
+alt local a3/1 b1/1
+check_alt local a3/2 b1/1
+
+# ---- none exists -----------------------------------------------------------------
+n0=$(cnt a1/1 alt_none) s0=$(cnt a1/1 client_sent)
+alt none a1/1 b1/1
+chk_begin
+chk status "$(af none status)" -61
+chk_num alt-none $(($(cnt a1/1 alt_none) - n0)) 1
+# The primary's return query and the NodePorts Get, no other remote query.
+chk_num sent $(($(cnt a1/1 client_sent) - s0)) 2
+chk_num nodeports-one-port "$(grep " at=a1/1 .* class=0x0d .* method=0x81 status=0x0000 .* attr=0xff01 " /tmp/alt-none.cap | while read -r l; do madn "$(capf "$l" mad)" 80 1; done)" 1
+chk_end alt:none-when-one-port-each /tmp/alt-none.out /tmp/alt-none.cap
+
+# b3 without its service: the NodePorts Get is refused at once
+# (UNSUPPORTED) and no return path can be had from b3/1 to another local
+# port: nothing.
+echo 0 >"$S/$(dev_of b3/1)/1/responder"
+echo 0 >"$S/$(dev_of b3/1)/2/responder"
+alt nosvc a3/1 b3/1
+echo 1 >"$S/$(dev_of b3/1)/1/responder"
+echo 1 >"$S/$(dev_of b3/1)/2/responder"
+chk_begin
+chk status "$(af nosvc status)" -61
+grep -q " at=a3/1 .* class=0x0d .* method=0x81 status=0x000c .* attr=0xff01 " /tmp/alt-nosvc.cap ||
+	_bad="$_bad no-unsupported-nodeports-answer"
+chk_end alt:none-without-remote-service /tmp/alt-nosvc.out /tmp/alt-nosvc.cap
+
+# ---- malformed NodePorts requests, crafted with the query tool -------------------
+# Each refused by b3/1 with its status and counter (a1 across the
+# routers; b1, on b3's own subnet, for no-grh and same-subnet).
+# The tool sends a PathRecord-shaped body: bytes 56-71 (the PortGID) are
+# its ServiceID and half its DGID, a GID of no subnet.
+Q=/ibr/bin/ib-remote-sa-query
+if [ -x "$Q" ]; then
+	m0=$(dmesg_mark)
+	while read -r name from counter status args; do
+		c0=$(cnt b3/1 "$counter")
+		# shellcheck disable=SC2086
+		timeout 30 "$Q" --kv -C "$(dev_of "$from")" -P "${from#*/}" --attr 0xff01 \
+			$args "$(port_gid b3/1)" >"/tmp/alt-tool-$name.out" 2>&1
+		chk_begin
+		chk_num status "$(sed -n 's/^status=//p' "/tmp/alt-tool-$name.out" | head -n 1)" "$status"
+		chk_num "$counter" $(($(cnt b3/1 "$counter") - c0)) 1
+		chk_end "malformed:nodeports-$name" "/tmp/alt-tool-$name.out"
+	done <<-EOF
+	attr-offset a1/1 rej_malformed 0x001c --attr-offset 8 --comp-mask 0
+	comp-mask a1/1 rej_bad_mask 0x0200 --attr-offset 0 --comp-mask 0xc
+	not-served a1/1 rej_not_served 0x0500 --attr-offset 0 --comp-mask 0
+	no-grh b1/1 rej_no_grh 0x0200 --attr-offset 0 --comp-mask 0 --no-grh
+	same-subnet b1/1 rej_not_remote 0x0200 --attr-offset 0 --comp-mask 0
+	EOF
+	dmesg_since "$m0" >/tmp/alt-malformed.dmesg
+	chk_begin
+	grep -q 'ib_remote_sa: port 1: request from LID .* rejected: AttributeOffset is not 0' /tmp/alt-malformed.dmesg ||
+		_bad="$_bad no-log-line-for-attr-offset"
+	[ -z "$(trouble /tmp/alt-malformed.dmesg)" ] || _bad="$_bad kernel-trouble"
+	chk_end malformed:nodeports-logged /tmp/alt-malformed.dmesg
+else
+	t_skip "$T:malformed" "ib-remote-sa-query not in the image (make tools)"
+fi
+
+# ---- cancel ----------------------------------------------------------------------
+# The NodePorts Get is held at b3/1 for 1.5 s, so the discovery is surely
+# in flight when it is canceled.
+echo "delay ms=1500 class=0x0d to=b3/1" >$D/ctl
+alt cancel a3/1 b3/1 cancel=1
+echo nofault >$D/ctl
+chk_begin
+chk status "$(af cancel status)" -4
+chk_end alt:cancel /tmp/alt-cancel.out
+
+echo "$TTL0" >$TTLP
+# ib_remote_sa goes too, with what another test left using it (rdma_cm).
+rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
+	{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
+rc=$?
+chk_begin
+chk rmmod "$rc" 0
+chk_end alt:unload
+
+dmesg_since "$mark" >/tmp/alt.dmesg
+if trouble /tmp/alt.dmesg >/tmp/alt.trouble; then
+	diag_file /tmp/alt.trouble
+	t_fail $T:dmesg "kernel trouble during the test"
+else
+	t_pass $T:dmesg
+fi
+t_summary
