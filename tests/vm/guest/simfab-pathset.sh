@@ -216,7 +216,7 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	[ -n "$_req" ] || _bad="$_bad no REQ routed at $RA_A"
 	chk_num set-records "$(out $o build_set.num)" 6
 	chk set-forms "$(for i in 0 1 2 3 4 5; do out $o "build_set[$i].flags"; done | paste -sd' ')" \
-		"0x03 0x0a 0x12 0x0d 0x14 0x2b"
+		"0x3 0xa 0x12 0xd 0x14 0x2b"
 	chk_num local-lid "$(madn "$_m" 76 2)" "$RA_BLID"
 	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
 	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
