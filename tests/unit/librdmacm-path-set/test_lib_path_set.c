@@ -170,7 +170,7 @@ static void mkcaps(char *buf, size_t len, unsigned int mask, int alternate,
 			continue;
 		n += snprintf(buf + n, len - n, "%s\n", line);
 	}
-	snprintf(buf + n, len - n, "alternate %d\nlap 0\nremote_sa 1\n", alternate);
+	snprintf(buf + n, len - n, "alternate %d\nlap 0\napm_events 1\nremote_sa 1\n", alternate);
 }
 
 static bool has(unsigned int mask, uint32_t flags)
@@ -610,7 +610,7 @@ static void caps_text(void)
 	mkcaps(text, sizeof(text), ~0u, 1, 16);
 	group_cases++;
 	if (path_set_caps_parse(&caps, text) || caps.num_forms != ib_path_set_nforms ||
-	    caps.alternate != 1 || caps.lap != 0 || caps.remote_sa != 1 ||
+	    caps.alternate != 1 || caps.lap != 0 || caps.remote_sa != 1 || caps.apm_events != 1 ||
 	    caps.max_records != 16 || caps.max_bytes != 1152) {
 		group_fail++;
 		fprintf(stderr, "  the kernel's text: %u forms of %u\n", caps.num_forms, ib_path_set_nforms);

@@ -63,11 +63,13 @@ CAPS=/sys/class/misc/rdma_cm/ib_path_caps
 if [ -x /ibr/bin/rdma_path_caps ]; then
 	if /ibr/bin/rdma_path_caps >/tmp/pathcaps.out 2>&1; then
 		if [ -f $CAPS ]; then
-			want="sets 1 alternate $(awk '$1 == "alternate" { print $2 }' $CAPS) lap $(awk '$1 == "lap" { print $2 }' $CAPS) remote_sa $(awk '$1 == "remote_sa" { print $2 }' $CAPS)"
+			# capsval KEY: the file's value, 0 when it has no such line
+			capsval() { _v=$(awk -v k="$1" '$1 == k { print $2 }' $CAPS); echo "${_v:-0}"; }
+			want="sets 1 alternate $(capsval alternate) lap $(capsval lap) apm_events $(capsval apm_events) remote_sa $(capsval remote_sa)"
 			wforms=$(awk '$1 == "form" { print $2 }' $CAPS | paste -sd' ')
 			wmax="max_records $(awk '$1 == "max_records" { print $2 }' $CAPS) max_bytes $(awk '$1 == "max_bytes" { print $2 }' $CAPS)"
 		else
-			want="sets 0 alternate 0 lap 0 remote_sa 0" wforms=0x2b wmax="max_records 1 max_bytes 72"
+			want="sets 0 alternate 0 lap 0 apm_events 0 remote_sa 0" wforms=0x2b wmax="max_records 1 max_bytes 72"
 		fi
 		forms=$(awk '$1 == "form" { print $2 }' /tmp/pathcaps.out | paste -sd' ')
 		if grep -qxF "$want" /tmp/pathcaps.out && grep -qxF "$wmax" /tmp/pathcaps.out &&
