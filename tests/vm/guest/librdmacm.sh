@@ -25,8 +25,10 @@ modprobe rdma_ucm || t_fail librdmacm:modprobe "modprobe rdma_ucm failed"
 LD_LIBRARY_PATH=$LIBDIR
 export LD_LIBRARY_PATH
 
-# Each program resolves librdmacm.so.1 to the patched library.
+# Each program resolves librdmacm.so.1 to the patched library, the one
+# with ib-routed's symbol version.
 bad=
+grep -q RDMACM_IBR_1.0 "$LIBDIR/librdmacm.so.1" || bad=" $LIBDIR/librdmacm.so.1 has no RDMACM_IBR_1.0"
 for p in rping ucmatose cmtime; do
 	r=$(/lib64/ld-linux-x86-64.so.2 --list "$(command -v $p)" | awk '$1 == "librdmacm.so.1" { print $3 }')
 	[ "$r" = "$LIBDIR/librdmacm.so.1" ] || bad="$bad $p=>${r:-nothing}"
