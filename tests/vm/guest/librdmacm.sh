@@ -6,7 +6,8 @@
 # private directory (the ld.so.conf.d entry that does this on an installed
 # system is checked by the pkg tier), and rping, ucmatose and cmtime run
 # over Soft-RoCE through the loaded CM stack with it. rdma_path_caps, the
-# series' example, reports the capabilities the kernel's file lists.
+# series' example, reports the capabilities the kernel's file lists and
+# makes the new APM calls on a connected id.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
 
@@ -87,5 +88,43 @@ if [ -x /ibr/bin/rdma_path_caps ]; then
 	fi
 else
 	t_skip librdmacm:path-caps "rdma_path_caps is not in the image (the series' example)"
+fi
+
+# The APM calls on a connected id (rdma_path_caps -a against rdma_server):
+# rdma_set_apm_events() is taken when the kernel lists apm_events 1, else
+# the kernel's ENOSYS. rdma_load_alt_path() is refused by the library:
+# EOPNOTSUPP when the kernel cannot send LAPs (lap 0); otherwise EINVAL,
+# nothing sent: a RoCE v2 route has hop limit 64, so it is not
+# subnet-local and as an alternate would need a return record of its own.
+if [ -x /ibr/bin/rdma_path_caps ]; then
+	if [ "$(awk '$1 == "apm_events" { print $2 }' $CAPS 2>/dev/null)" = 1 ]; then
+		wev="rdma_set_apm_events: ok"
+	else
+		wev="rdma_set_apm_events: Function not implemented (38)"
+	fi
+	if [ "$(awk '$1 == "lap" { print $2 }' $CAPS 2>/dev/null)" = 1 ]; then
+		wlap="rdma_load_alt_path: Invalid argument (22)"
+	else
+		wlap="rdma_load_alt_path: Operation not supported (95)"
+	fi
+	timeout 60 rdma_server -s "$RXE_IP" -p 7573 >/tmp/apm.server 2>&1 &
+	spid=$!
+	if wait_listen 7573; then
+		timeout 60 /ibr/bin/rdma_path_caps -a -d "$RXE_IP" -p 7573 >/tmp/apm.client 2>&1
+		crc=$?
+		if [ $crc -eq 0 ] && grep -qxF connected /tmp/apm.client &&
+			grep -qxF "$wev" /tmp/apm.client && grep -qxF "$wlap" /tmp/apm.client; then
+			t_pass librdmacm:apm-calls
+		else
+			t_fail librdmacm:apm-calls "exit $crc; want '$wev' and '$wlap'"
+			diag_file /tmp/apm.client
+		fi
+	else
+		t_fail librdmacm:apm-calls "rdma_server never listened on 7573"
+	fi
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+else
+	t_skip librdmacm:apm-calls "rdma_path_caps is not in the image (the series' example)"
 fi
 t_summary
