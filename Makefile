@@ -10,12 +10,13 @@
 VERSION := $(shell cat VERSION)
 KVER ?=
 KSRC ?=
-export KVER KSRC
+RDMA_CORE_SRC ?=
+export KVER KSRC RDMA_CORE_SRC
 
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools deb rpm repo demo \
+.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools librdmacm deb rpm repo demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -31,7 +32,7 @@ deps:
 	scripts/install-deps
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
-check: deps modules simfab tools
+check: deps modules simfab tools librdmacm
 	tests/run lint unit build pkg vm-rxe vm-simfab vm-lockdown
 
 check-lint:
@@ -46,7 +47,7 @@ check-build: deps
 check-pkg: deps
 	tests/run pkg
 
-check-vm: deps modules simfab tools
+check-vm: deps modules simfab tools librdmacm
 	tests/run vm-rxe vm-simfab vm-lockdown
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
@@ -69,6 +70,12 @@ tools:
 	$(MAKE) -C userspace/tools O=$(CURDIR)/build/tools all
 	$(MAKE) -C userspace/remote-sa O=$(CURDIR)/build/tools all
 
+# The patched librdmacm (userspace/librdmacm/) into build/librdmacm, from
+# RDMA_CORE_SRC= or Debian's rdma-core orig tarball; cached, so a second
+# run only checks the stamp. The vm tier's guest image carries it.
+librdmacm:
+	userspace/librdmacm/build -j $(JOBS)
+
 # Packages: build/deb (packaging/deb/), build/rpm (packaging/rpm/).
 deb:
 	packaging/deb/build
@@ -89,17 +96,20 @@ repo:
 demo: deps modules simfab
 	tests/vm/demo
 
-# Developer workflow for kernel-patches/<series>/ (see README.md).
+# Developer workflow for kernel-patches/<series>/ (see README.md);
+# SERIES=librdmacm for the librdmacm series (userspace/librdmacm/).
+SERIES ?=
+SERIES_OPT := $(if $(filter librdmacm,$(SERIES)),--librdmacm)
 series-import:
-	@test -n "$(TREE)" || { echo "usage: make series-import TREE=<dir>"; exit 2; }
-	scripts/series-tree import $(if $(KVER),-k $(KVER)) "$(TREE)"
+	@test -n "$(TREE)" || { echo "usage: make series-import TREE=<dir> [SERIES=librdmacm]"; exit 2; }
+	scripts/series-tree import $(SERIES_OPT) $(if $(KVER),-k $(KVER)) "$(TREE)"
 
 series-export:
 	@test -n "$(TREE)" || { echo "usage: make series-export TREE=<dir>"; exit 2; }
 	scripts/series-tree export "$(TREE)"
 
 series-check:
-	scripts/series-tree check $(if $(KVER),-k $(KVER))
+	scripts/series-tree check $(SERIES_OPT) $(if $(KVER),-k $(KVER))
 
 # Install from this checkout through DKMS (the packages do the same).
 DKMS_SRC := /usr/src/ib-routed-$(VERSION)

@@ -836,6 +836,75 @@ static void check_remote_path(struct verify *v, const char *argv0)
 
 /* ---- what later parts of ib-routed define -------------------------------------- */
 
+/* Does the byte string needle occur in the file? */
+static int file_has(const char *path, const char *needle)
+{
+	size_t len, n = strlen(needle), i;
+	char *buf = ibr_slurp(path, &len);
+	int found = 0;
+
+	for (i = 0; buf && !found && i + n <= len; i++)
+		found = !memcmp(buf + i, needle, n);
+	free(buf);
+	return found;
+}
+
+/*
+ * ib-routed-librdmacm (docs/librdmacm.md): its ld.so.conf.d entry names the
+ * private directory, the library there is the patched one (it defines the
+ * RDMACM_IBR_1.0 symbol version), and ldconfig has run since, so that the
+ * loader's cache lists it (ahead of the distribution's, by the entry's name).
+ */
+static void check_librdmacm(struct verify *v)
+{
+	char *conf = ibr_path(&v->sys, "/etc/ld.so.conf.d/librdmacm-ib-routed.conf");
+	char *txt = ibr_slurp(conf, NULL), *line, *save = NULL, *dir = NULL;
+	char *lib = NULL, *cache = NULL, *want = NULL, real[PATH_MAX], *rel = NULL;
+
+	if (!txt) {
+		report(v, "librdmacm", SEV_SKIP,
+		       "ib-routed-librdmacm is not installed: programs use the distribution's librdmacm");
+		goto out;
+	}
+	for (line = strtok_r(txt, "\n", &save); line && !dir; line = strtok_r(NULL, "\n", &save))
+		if (line[0] == '/')
+			dir = line;
+	if (!dir) {
+		report(v, "librdmacm", SEV_ERROR,
+		       "/etc/ld.so.conf.d/librdmacm-ib-routed.conf names no directory: reinstall ib-routed-librdmacm");
+		goto out;
+	}
+	lib = ibr_path(&v->sys, "%s/librdmacm.so.1", dir);
+	if (!ibr_exists(lib)) {
+		report(v, "librdmacm", SEV_ERROR, "%s/librdmacm.so.1 is missing: reinstall ib-routed-librdmacm", dir);
+		goto out;
+	}
+	if (!file_has(lib, "RDMACM_IBR_1.0")) {
+		report(v, "librdmacm", SEV_ERROR,
+		       "%s/librdmacm.so.1 is not ib-routed's librdmacm (no RDMACM_IBR_1.0): reinstall ib-routed-librdmacm", dir);
+		goto out;
+	}
+	if (realpath(lib, real)) {
+		rel = strrchr(real, '/');
+		rel = rel ? rel + 1 : real;
+	}
+	cache = ibr_path(&v->sys, "/etc/ld.so.cache");
+	want = ibr_fmt("%s/librdmacm.so.1", dir);
+	if (!file_has(cache, want)) {
+		report(v, "librdmacm", SEV_WARN,
+		       "%s is not in the loader's cache: programs still get the distribution's librdmacm (run ldconfig)", want);
+		goto out;
+	}
+	report(v, "librdmacm", SEV_OK, "%s (%s) in the loader's cache, ahead of the distribution's librdmacm",
+	       want, rel ? rel : "librdmacm.so.1");
+out:
+	free(want);
+	free(cache);
+	free(lib);
+	free(txt);
+	free(conf);
+}
+
 static void check_later(struct verify *v)
 {
 	char *f = ibr_path(&v->sys, "/sys/class/misc/rdma_cm/ib_path_caps");
@@ -863,8 +932,7 @@ static void check_later(struct verify *v)
 	}
 	free(caps);
 	free(f);
-	report(v, "librdmacm", SEV_SKIP,
-	       "not defined by this series yet: ib-routed %s ships no patched librdmacm", IBR_VERSION);
+	check_librdmacm(v);
 }
 
 /* ---- kernel log: dependents and trouble ------------------------------------------ */

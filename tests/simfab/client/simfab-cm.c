@@ -6,6 +6,8 @@
  * Each command-line argument is one step of a script; see README.md.
  */
 #include "pathrec.h"
+/* the patched librdmacm's path record set builder, extracted by the Makefile */
+#include "path_set.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -923,6 +925,80 @@ static void do_set_path(struct args *a)
 	n_pending_paths = 0;
 }
 
+/*
+ * build-set [from=pending|query] [caps=FILE]: the pending records become the
+ * path record set the patched librdmacm builds (its own path_set.c) for the
+ * kernel whose capabilities FILE has (default rdma_ucm's file), from the
+ * pending records as a resolver (ibacm) answer tagged by flags, or from the
+ * target id's QUERY_PATH answer (the kernel's route).
+ */
+static void do_build_set(struct args *a)
+{
+	static char text[8192];
+	struct path_set_rec answer[MAX_PATHS];
+	struct path_set_answer ans;
+	struct path_set_caps caps;
+	const char *from = get(a, "from"), *file = get(a, "caps");
+	size_t num = 0, len = 0;
+	int s = -1, n, i;
+	FILE *fp;
+
+	_Static_assert(sizeof(struct path_set_rec) == sizeof(struct ib_path_rec_data),
+		       "path_set_rec is ib_path_rec_data");
+	if (!from || !strcmp(from, "pending"))
+		from = "pending";
+	else if (!strcmp(from, "query"))
+		s = target(a);
+	else
+		die(2, "build-set: from=pending or from=query");
+	check_all_used(a);
+	fp = fopen(file ? file : "/sys/class/misc/rdma_cm/ib_path_caps", "r");
+	if (fp) {
+		len = fread(text, 1, sizeof(text) - 1, fp);
+		fclose(fp);
+	}
+	text[len] = '\0';
+	path_set_caps_parse(&caps, text);
+	if (s >= 0) {
+		struct rdma_ucm_query cmd;
+		struct {
+			struct rdma_ucm_query_path_resp h;
+			struct ib_path_rec_data d[MAX_PATHS];
+		} r;
+
+		memset(&cmd, 0, sizeof(cmd));
+		memset(&r, 0, sizeof(r));
+		cmd.id = ids[s].kid;
+		cmd.option = RDMA_USER_CM_QUERY_PATH;
+		cmd.response = (uintptr_t)&r;
+		if (cmd_result(ucma_cmd(RDMA_USER_CM_CMD_QUERY, &cmd, sizeof(cmd),
+					sizeof(r)), "QUERY_PATH"))
+			return;
+		num = r.h.num_paths < MAX_PATHS ? r.h.num_paths : MAX_PATHS;
+		memcpy(answer, r.d, num * sizeof(r.d[0]));
+	} else {
+		num = (size_t)n_pending_paths;
+		memcpy(answer, pending_paths, num * sizeof(pending_paths[0]));
+	}
+	if (path_set_answer_parse(&ans, s >= 0 ? PATH_SET_SRC_KERNEL : PATH_SET_SRC_FLAGS,
+				  answer, num))
+		die(1, "build-set: no primary path in the %s answer", from);
+	n = path_set_build(&caps, &ans, (struct path_set_rec *)pending_paths, MAX_PATHS);
+	if (n < 0)
+		die(1, "build-set: no set for this kernel");
+	n_pending_paths = n;
+	out("build_set.caps=%s", caps.present ? "file" : "none");
+	out("build_set.num=%d", n);
+	for (i = 0; i < n; i++) {
+		struct sf_pathrec pr;
+		char pfx[96];
+
+		sf_pathrec_decode((const uint8_t *)pending_paths[i].path_rec, &pr);
+		snprintf(pfx, sizeof(pfx), "%s%sbuild_set[%d]", tag, tag[0] ? "." : "", i);
+		sf_pathrec_print(stdout, pfx, pending_paths[i].flags, &pr);
+	}
+}
+
 static void do_listen(struct args *a)
 {
 	struct rdma_ucm_listen cmd;
@@ -1217,6 +1293,7 @@ static void usage(FILE *f)
 "  set-option tos=N|reuseaddr=B|afonly=B|ack-timeout=N|apm-events=N\n"
 "  path [flags=F] [raw=HEX128] [dgid= sgid= dlid= slid= sl= mtu= rate= ...]\n"
 "  set-path                                        RDMA_OPTION_IB_PATH with the paths\n"
+"  build-set [from=pending|query] [caps=FILE]      the paths become librdmacm's set\n"
 "  listen [backlog=N]\n"
 "  connect qpn=N [qkey= rr= id-depth= flow= retry= rnr-retry= srq= pdata=HEX]\n"
 "  accept [qpn=N ...]          (no qpn: rdma_accept(id, NULL), sends the RTU)\n"
@@ -1263,6 +1340,8 @@ static void run_step(char *s)
 		do_path(&a);
 	else if (!strcmp(c, "set-path"))
 		do_set_path(&a);
+	else if (!strcmp(c, "build-set"))
+		do_build_set(&a);
 	else if (!strcmp(c, "listen"))
 		do_listen(&a);
 	else if (!strcmp(c, "connect"))

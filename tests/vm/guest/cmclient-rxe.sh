@@ -5,7 +5,8 @@
 # connects to itself on the same rxe device without QPs (qp_num only in the
 # REQ/REP), accepts on both sides (the active side's accept sends the RTU),
 # and reads back INIT_QP_ATTR and QUERY_PATH/QUERY_ADDR. Then the same for
-# RDMA_PS_IB, and RDMA_OPTION_IB_PATH with a hand-made path record.
+# RDMA_PS_IB, and RDMA_OPTION_IB_PATH with a hand-made path record and with
+# the set the patched librdmacm's builder makes from the kernel's route.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
 
@@ -162,6 +163,38 @@ else
 		'path[0].reversible=1'
 	# '!' steps must fail in the kernel: listen after resolve is EINVAL.
 	expect expected-failure "$_o" 'expected-failure LISTEN errno=22 (Invalid argument)'
+fi
+
+# The patched librdmacm's path set builder (build-set: its own path_set.c)
+# turns the kernel's route (QUERY_PATH after resolve-route) into the set
+# for this kernel's capabilities file; the kernel takes that set through
+# RDMA_OPTION_IB_PATH on a second id (ROUTE_RESOLVED) and the connection
+# is established on it. On RoCE the route is one record: the set holds the
+# classic record, the route's own.
+_o=/tmp/cmclient-buildset.out
+if ! timeout 60 "$CM" 'timeout 15000' \
+	'id srv ps=tcp' "bind ip=$RXE_IP port=7483" 'listen backlog=4' \
+	'id q ps=tcp' "resolve-addr dst-ip=$RXE_IP dst-port=7483 timeout=5000" \
+	'wait ADDR_RESOLVED id=q' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED id=q' \
+	'tag q' 'query-path' 'tag' 'build-set from=query' \
+	'id cli ps=tcp' "resolve-addr dst-ip=$RXE_IP dst-port=7483 timeout=5000" \
+	'wait ADDR_RESOLVED id=cli' 'set-path' 'wait ROUTE_RESOLVED id=cli' \
+	'tag cli' 'query-path' 'connect qpn=0x333' \
+	'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x444' \
+	'tag cli' 'wait CONNECT_RESPONSE id=cli' 'accept id=cli' \
+	'tag conn' 'wait ESTABLISHED id=conn' 'tag' \
+	'disconnect id=cli' 'wait DISCONNECTED id=conn' >"$_o" 2>"$_o.err"; then
+	t_fail cmclient-rxe:librdmacm-build-set "simfab-cm failed: $(tail -n 1 "$_o.err")"
+	diag_file "$_o.err"
+	diag_file "$_o"
+else
+	_q=$(sed -n 's/^q\.path\[0\]\.dlid=//p' "$_o")
+	expect librdmacm-build-set "$_o" \
+		'build_set.caps=file' 'build_set.num=1' 'build_set[0].flags=0x2b' \
+		"build_set[0].dgid=::ffff:$RXE_IP" "build_set[0].dlid=$_q" \
+		'event ROUTE_RESOLVED id=cli status=0' \
+		"cli.path[0].dgid=::ffff:$RXE_IP" \
+		'conn.event ESTABLISHED id=conn status=0'
 fi
 
 # Failures are reported: a wait for an event that never comes times out

@@ -21,6 +21,9 @@
 #                          it (APR Unsupported: ALT_PATH_ERROR 2) or never
 #                          answers (-ETIMEDOUT, then EOPNOTSUPP); ids
 #                          that did not opt in get no event.
+# pathset:librdmacm-builder-routed  an ibacm-like answer through the patched
+#                          librdmacm's builder (simfab-cm build-set): its
+#                          set is taken, the REQ as with the hand-made one.
 # pathset:caps-file        /sys/class/misc/rdma_cm/ib_path_caps.
 # pathset:sampled          192 blobs on fresh ids in ADDR_RESOLVED: taken or
 #                          refused as the caps file's forms and the rules
@@ -310,6 +313,43 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_end pathset:lap-unanswered-error-event $o $c
 else
 	t_skip $T:pathset:lap "one router only between $A and $B"
+fi
+
+# ---- the patched librdmacm's builder ---------------------------------------------
+# The records as an ibacm answer would tag them (the classic record for the
+# routed forward path, B's return record, an alternate through the other
+# router with its own return record) go through the library's own
+# path_set.c (build-set) for this kernel's capabilities file: the set it
+# builds (GMP, forward and return records, the alternate, the classic
+# record last) is taken, the REQ carries the return record's LIDs and SL
+# and the alternate, as the hand-made sets above.
+if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
+	# shellcheck disable=SC2086
+	connect lib 7508 "path flags=0x2b $FWD" "path flags=0x12 $RET" \
+		"path flags=0x0d $FWD dlid=$RB_ALID" "path flags=0x14 $(rec /tmp/sfp-ret.out)" \
+		'build-set from=pending'
+	rc=$?
+	c=/tmp/sfp-lib.cap o=/tmp/sfp-lib.out
+	_req=$(cap $c 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	[ -n "$_req" ] || _bad="$_bad no REQ routed at $RA_A"
+	chk_num set-records "$(out $o build_set.num)" 6
+	chk set-forms "$(for i in 0 1 2 3 4 5; do out $o "build_set[$i].flags"; done | paste -sd' ')" \
+		"0x3 0xa 0x12 0xd 0x14 0x2b"
+	chk_num local-lid "$(madn "$_m" 76 2)" "$RA_BLID"
+	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
+	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+	chk_num alt-local-lid "$(madn "$_m" 120 2)" "$RB_BLID"
+	chk_num alt-remote-lid "$(madn "$_m" 122 2)" "$BLID"
+	chk_num num-paths "$(out $o cli.path.num_paths)" 2
+	chk_num pas-dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
+	chk_num pas-alt-dlid "$(out $o conn-rtr.qp_attr.alt_ah.dlid)" "$RB_BLID"
+	chk_end pathset:librdmacm-builder-routed $o $c
+else
+	t_skip $T:pathset:librdmacm-builder-routed "one router only between $A and $B"
 fi
 
 # ---- the single classic record, as 6.1 takes it --------------------------------
