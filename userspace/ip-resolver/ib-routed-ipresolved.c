@@ -266,6 +266,14 @@ static void refuse_path(struct nl_sock *sk, uint32_t own, const struct ipr_req *
 					 RDMA_NL_LS_OP_RESOLVE));
 }
 
+/* A request the kernel did not send: nobody waits for its answer. */
+static void note_foreign(const struct sockaddr_nl *from)
+{
+	counters[C_FOREIGN]++;
+	say_rl(K_BAD, LOG_WARNING, "request from port %u ignored: not the kernel's",
+	       from->nl_pid);
+}
+
 static void on_datagram(struct nl_sock *sk, const struct sockaddr_nl *from,
 			const uint8_t *buf, size_t len)
 {
@@ -280,14 +288,16 @@ static void on_datagram(struct nl_sock *sk, const struct sockaddr_nl *from,
 		switch (k) {
 		case IPR_IP_RESOLVE:
 			counters[C_IP_REQUESTS]++;
-			if (!kernel)
-				goto foreign;
-			on_ip(sk, own, &q);
+			if (kernel)
+				on_ip(sk, own, &q);
+			else
+				note_foreign(from);
 			break;
 		case IPR_PATH_QUERY:
-			if (!kernel)
-				goto foreign;
-			refuse_path(sk, own, &q);
+			if (kernel)
+				refuse_path(sk, own, &q);
+			else
+				note_foreign(from);
 			break;
 		case IPR_MALFORMED:
 			counters[C_MALFORMED]++;
@@ -313,14 +323,6 @@ static void on_datagram(struct nl_sock *sk, const struct sockaddr_nl *from,
 		case IPR_ANSWER:	/* another listener's (ibacm answers to the group) */
 		case IPR_NOT_LS:
 			break;
-		}
-		if (0) {
-foreign:
-			/* A request the kernel did not send: nobody waits
-			 * for its answer. */
-			counters[C_FOREIGN]++;
-			say_rl(K_BAD, LOG_WARNING, "request from port %u ignored: not the kernel's",
-			       from->nl_pid);
 		}
 		if (!used)
 			break;

@@ -444,10 +444,23 @@ IPRC=/tmp/ipr/ipresolved.conf
 IPRLOG=/tmp/ipr/log
 SLICE=/sys/module/rdma_cm/parameters/ip_gid_slice_ms
 uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+# As its systemd unit runs it (DynamicUser, CapabilityBoundingSet and
+# AmbientCapabilities CAP_NET_ADMIN, NoNewPrivileges) when setpriv is
+# there: another user with CAP_NET_ADMIN and nothing else.
+SETPRIV=/ibr/bin/setpriv
+as_unit() {
+	if [ -x $SETPRIV ]; then
+		$SETPRIV --reuid 65534 --regid 65534 --clear-groups --no-new-privs \
+			--inh-caps -all,+net_admin --ambient-caps -all,+net_admin \
+			--bounding-set -all,+net_admin "$@"
+	else
+		"$@"
+	fi
+}
 ipr_start() { # [PATH-MODE]
 	sed -i "s/^path-queries .*/path-queries ${1:-refuse}/" $IPRC
 	: >$IPRLOG
-	$IPRD -c $IPRC >>$IPRLOG 2>&1 &
+	as_unit $IPRD -c $IPRC >>$IPRLOG 2>&1 &
 	IPR_PID=$!
 	for _ in $(seq 50); do
 		grep -q 'listening on the RDMA netlink' $IPRLOG && return 0
@@ -530,8 +543,22 @@ ipr_checks() {
 	diag "ipr: $AIP -> $BIP (b1), unknown $B2IP; router $RTR ($R_A, $R_B)"
 	[ -w $SLICE ] && echo 100 >$SLICE
 
+	# without CAP_NET_ADMIN (another user, no capabilities): refused
+	chk_begin
+	if [ -x $SETPRIV ]; then
+		$SETPRIV --reuid 65534 --regid 65534 --clear-groups --inh-caps -all \
+			--bounding-set -all $IPRD -c $IPRC >/tmp/ipr/nocap.out 2>&1
+		chk rc $? 1
+		grep -q 'needs CAP_NET_ADMIN' /tmp/ipr/nocap.out || _bad="$_bad no-message"
+		chk_end ipr:needs-net-admin /tmp/ipr/nocap.out
+	else
+		t_skip $T:ipr:needs-net-admin "no setpriv in the image (util-linux on the host)"
+	fi
 	chk_begin
 	ipr_start refuse || _bad="$_bad not-listening"
+	# as the unit runs it: only CAP_NET_ADMIN, effective
+	[ ! -x $SETPRIV ] || grep -q '^CapEff:.*0000000000001000$' /proc/"$IPR_PID"/status ||
+		_bad="$_bad caps=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/"$IPR_PID"/status)(want 0x1000)"
 	# its socket (the port it logs) on the local-service group:
 	# NETLINK_RDMA (20), bit RDMA_NL_GROUP_LS - 1 of the groups
 	_port=$(sed -n 's/.*listening on the RDMA netlink.*(port \([0-9]*\)).*/\1/p' $IPRLOG)
@@ -710,7 +737,7 @@ ipr_checks() {
 	# -- no daemon: nobody listens, EADDRNOTAVAIL at once --------------------------
 	ipr_stop
 	chk_begin
-	grep -q 'counters (exit):.* answered=[1-9]' $IPRLOG || _bad="$_bad no-exit-counters"
+	grep -q 'counters (exit): ip_requests=[0-9]* answered=[0-9]* ' $IPRLOG || _bad="$_bad no-exit-counters"
 	_t0=$(uptime_cs)
 	$IP netns exec a1 $CM 'id cli' "!resolve-addr src-ip=$AIP dst-ip=$BIP timeout=3000" \
 		>/tmp/ipr-nodaemon.out 2>&1 || _bad="$_bad simfab-cm-failed"
