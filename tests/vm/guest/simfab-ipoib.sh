@@ -448,13 +448,14 @@ uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
 # AmbientCapabilities CAP_NET_ADMIN, NoNewPrivileges) when setpriv is
 # there: another user with CAP_NET_ADMIN and nothing else.
 SETPRIV=/ibr/bin/setpriv
+# Run in the background (a subshell): exec, so that $! is the daemon.
 as_unit() {
 	if [ -x $SETPRIV ]; then
-		$SETPRIV --reuid 65534 --regid 65534 --clear-groups --no-new-privs \
+		exec $SETPRIV --reuid 65534 --regid 65534 --clear-groups --no-new-privs \
 			--inh-caps -all,+net_admin --ambient-caps -all,+net_admin \
 			--bounding-set -all,+net_admin "$@"
 	else
-		"$@"
+		exec "$@"
 	fi
 }
 ipr_start() { # [PATH-MODE]
@@ -658,7 +659,9 @@ ipr_checks() {
 		_bad="$_bad $(grep event /tmp/ipr-unknown.out | head -n 1)(want ADDR_ERROR -110)"
 	[ "$el" -ge 90 ] && [ "$el" -lt 250 ] || _bad="$_bad elapsed=${el}0ms(want 1000..2500)"
 	u1=$(ipr_cnt unknown)
-	[ "${u1:-0}" -ge $((u0 + 2)) ] || _bad="$_bad unknown=$u0->$u1(want one a slice)"
+	# one request a slice: about 10 in 1 s (6.1: one, resent only when
+	# a neighbour update wakes it)
+	[ "${u1:-0}" -ge $((u0 + 5)) ] || _bad="$_bad unknown=$u0->$u1(want 5 or more: one a slice)"
 	chk_end ipr:unknown-ip-times-out /tmp/ipr-unknown.out
 	kcm kernel-unknown $B2P "$B2IP" 1000
 	chk_begin
@@ -721,18 +724,25 @@ ipr_checks() {
 	ipr_stop
 	ipr_start refuse
 
-	# -- slicing off (ip_gid_slice_ms=0, 6.1's single request): the full timeout --
+	# -- slicing off (ip_gid_slice_ms=0): 6.1's single request ---------------
+	# An unknown address (none of B's hosts has .99) for 1 s: one request,
+	# resent only if a neighbour update wakes it (ib_core netevent_callback;
+	# that also completes an answered 6.1 request early, so the time an
+	# answer takes there is no reliable control).
 	chk_begin
 	if [ -w $SLICE ]; then
+		u0=$(ipr_cnt unknown)
 		echo 0 >$SLICE
-		raw_resolve unsliced "$BIP" 2000 5000 ADDR_RESOLVED || _bad="$_bad simfab-cm-failed"
+		raw_resolve unsliced "${BIP%.*}.99" 1000 5000 ADDR_ERROR || _bad="$_bad simfab-cm-failed"
 		echo 100 >$SLICE
-		grep -q 'event ADDR_RESOLVED id=cli status=0' /tmp/ipr-unsliced.out || _bad="$_bad not-resolved"
-		[ "$el" -ge 180 ] || _bad="$_bad elapsed=${el}0ms(want >=1800 of 2000)"
+		grep -q 'event ADDR_ERROR id=cli status=-110' /tmp/ipr-unsliced.out || _bad="$_bad want-ADDR_ERROR-110"
+		u1=$(ipr_cnt unknown)
+		[ "${u1:-0}" -ge $((u0 + 1)) ] && [ "${u1:-0}" -le $((u0 + 3)) ] ||
+			_bad="$_bad unknown=$u0->$u1(want 1 to 3 requests)"
 	else
 		_bad="no $SLICE (rdma_cm without the slicing patch)"
 	fi
-	chk_end ipr:unsliced-waits-full-timeout /tmp/ipr-unsliced.out
+	chk_end ipr:unsliced-asks-once /tmp/ipr-unsliced.out
 
 	# -- no daemon: nobody listens, EADDRNOTAVAIL at once --------------------------
 	ipr_stop
