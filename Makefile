@@ -63,12 +63,13 @@ FIDELITY_DEPS := tests/simfab/topology/default.topo tests/simfab/fidelity/run \
 build/simfab/opensm-pr.txt: $(FIDELITY_DEPS)
 	tests/simfab/fidelity/run
 
-# ib-routed-verify and ib-routed-info (userspace/tools) and ib-remote-sa-query
-# (userspace/remote-sa) into build/tools; the vm tiers put them into the
-# guest image.
+# ib-routed-verify and ib-routed-info (userspace/tools), ib-remote-sa-query
+# (userspace/remote-sa) and ib-routed-ipresolved (userspace/ip-resolver)
+# into build/tools; the vm tiers put them into the guest image.
 tools:
 	$(MAKE) -C userspace/tools O=$(CURDIR)/build/tools all
 	$(MAKE) -C userspace/remote-sa O=$(CURDIR)/build/tools all
+	$(MAKE) -C userspace/ip-resolver O=$(CURDIR)/build/tools all
 
 # The patched librdmacm (userspace/librdmacm/) into build/librdmacm, from
 # RDMA_CORE_SRC= or Debian's rdma-core orig tarball; cached, so a second

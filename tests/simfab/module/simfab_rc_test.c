@@ -19,6 +19,9 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/completion.h>
+#include <linux/inet.h>
+#include <linux/ktime.h>
+#include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
@@ -31,7 +34,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, ip");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -95,6 +98,21 @@ MODULE_PARM_DESC(msgs, "messages each way per burst");
 static int wait_ms = 10000;
 module_param(wait_ms, int, 0444);
 MODULE_PARM_DESC(wait_ms, "how long to wait for a completion or a CM step, ms (more for a path whose Local ACK Timeout is long)");
+static char *act_ip = "";
+module_param(act_ip, charp, 0444);
+MODULE_PARM_DESC(act_ip, "ip: the active side's IPv4 address");
+static char *pas_ip = "";
+module_param(pas_ip, charp, 0444);
+MODULE_PARM_DESC(pas_ip, "ip: the passive side's IPv4 address");
+static int act_ns;
+module_param(act_ns, int, 0444);
+MODULE_PARM_DESC(act_ns, "ip: a pid in the active side's netns (0: init)");
+static int pas_ns;
+module_param(pas_ns, int, 0444);
+MODULE_PARM_DESC(pas_ns, "ip: a pid in the passive side's netns (0: init)");
+static int addr_timeout = 3000;
+module_param(addr_timeout, int, 0444);
+MODULE_PARM_DESC(addr_timeout, "ip: rdma_resolve_addr() timeout in ms");
 
 #define T_MSG		256
 #define T_NRECV		32
@@ -1726,6 +1744,116 @@ out:
 	t_cma_lap = NULL;
 }
 
+/* ---- ip: an IP-addressed connection ------------------------------------- */
+
+static struct net *t_net(int pid)
+{
+	return pid ? get_net_ns_by_pid(pid) : get_net(&init_net);
+}
+
+static int t_sin(struct sockaddr_in *sin, const char *ip, u16 port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return in4_pton(ip, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL) ?
+	       0 : -EINVAL;
+}
+
+/*
+ * ip: act_ip -> pas_ip through rdma_cm by IPv4 (RDMA_PS_TCP), each side in
+ * its host's network namespace, with real RC QPs: the time
+ * rdma_resolve_addr() takes (addr_timeout; across an IB router the GID
+ * comes from userspace, ib-routed-ipresolved), the resolved GID, the
+ * route's forward and return records, the QPs, traffic both ways.
+ */
+static void t_case_ip(void)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+	};
+	struct t_side *a = &t_act, *p = &t_pas;
+	struct net *an = NULL, *pn = NULL;
+	struct sockaddr_in src, dst;
+	struct ib_qp_init_attr qa;
+	union ib_gid dgid = {};
+	struct rdma_route *rt;
+	ktime_t t0;
+	int ret;
+
+	ret = t_setup(false);
+	if (!ret) {
+		an = t_net(act_ns);
+		pn = t_net(pas_ns);
+		if (IS_ERR_OR_NULL(an) || IS_ERR_OR_NULL(pn))
+			ret = -ESRCH;
+	}
+	ret = ret ?: t_sin(&src, act_ip, 0) ?: t_sin(&dst, pas_ip, T_CMA_PORT);
+	if (!ret) {
+		p->listen_id = rdma_create_id(pn, t_cma_handler, p, RDMA_PS_TCP,
+					      IB_QPT_RC);
+		if (IS_ERR(p->listen_id)) {
+			ret = PTR_ERR(p->listen_id);
+			p->listen_id = NULL;
+		}
+	}
+	ret = ret ?: rdma_bind_addr(p->listen_id, (struct sockaddr *)&dst) ?:
+	      rdma_listen(p->listen_id, 1);
+	t_result(!ret, "listen", "no netns, or bind/listen on pas_ip failed");
+	if (ret)
+		goto out;
+	a->id = rdma_create_id(an, t_cma_handler, a, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(a->id)) {
+		ret = PTR_ERR(a->id);
+		a->id = NULL;
+		goto out;
+	}
+	t0 = ktime_get();
+	ret = rdma_resolve_addr(a->id, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst, addr_timeout);
+	if (!ret)
+		ret = t_wait_step(a);
+	rdma_addr_get_dgid(&a->id->route.addr.dev_addr, &dgid);
+	pr_info("# ip resolve status=%d ms=%lld timeout=%d dgid=%pI6\n", ret,
+		ktime_ms_delta(ktime_get(), t0), addr_timeout, dgid.raw);
+	t_result(!ret, "addr-resolved", "rdma_resolve_addr() failed");
+	if (ret)
+		goto out;
+	ret = rdma_resolve_route(a->id, 5000) ?: t_wait_step(a);
+	t_result(!ret, "route-resolved", "rdma_resolve_route() failed");
+	if (ret)
+		goto out;
+	rt = &a->id->route;
+	t_print_path("fwd", rt->path_rec);
+	if (rt->path_rec_inbound)
+		t_print_path("ret", rt->path_rec_inbound);
+	else
+		pr_info("# ip ret none\n");
+	t_qp_init_attr(a, &qa);
+	ret = rdma_create_qp(a->id, a->pd, &qa);
+	if (!ret) {
+		a->qp = a->id->qp;
+		t_post_recvs(a);
+		rdma_set_ack_timeout(a->id, ack_timeout);
+		ret = rdma_connect(a->id, &cp) ?: t_wait_step(a) ?:
+		      t_wait_step(p);
+	}
+	t_result(!ret, "connect", "no ESTABLISHED on both sides");
+	if (ret)
+		goto out;
+	t_dump("conn", a);
+	t_dump("conn", p);
+	t_traffic("act-to-pas", a, p);
+	t_traffic("pas-to-act", p, a);
+out:
+	t_teardown();
+	if (!IS_ERR_OR_NULL(an))
+		put_net(an);
+	if (!IS_ERR_OR_NULL(pn))
+		put_net(pn);
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -1761,6 +1889,8 @@ static int __init t_init(void)
 			t_case_lap();
 		else if (!strcmp(c, "lap-silent"))
 			t_case_lap_silent();
+		else if (!strcmp(c, "ip"))
+			t_case_ip();
 		else
 			t_result(false, "case", "unknown case");
 	}
