@@ -4,6 +4,7 @@
 #   make check                                    install test deps, run every tier
 #   make demo                                     build, boot in QEMU, show it working
 #   make fuzz [FUZZ_SECONDS=300]                  fuzz the codecs longer (tests/fuzz)
+#   make bench                                    the benchmarks, one table (tests/bench)
 #
 # KVER defaults to the running kernel when its headers are installed, else the
 # newest installed kernel of a supported series (scripts/lib.sh).
@@ -16,7 +17,7 @@ export KVER KSRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-fuzz fuzz check-build check-pkg check-vm simfab tools deb rpm repo demo \
+.PHONY: all modules deps check check-lint check-unit check-fuzz fuzz bench check-build check-pkg check-vm simfab tools deb rpm repo demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -51,6 +52,11 @@ fuzz:
 
 check-build: deps
 	tests/run build
+
+# The benchmarks: figures and ratios measured side by side in one run,
+# printed as one table (tests/bench/README.md); not part of check.
+bench: deps modules simfab tools
+	tests/bench/run
 
 check-pkg: deps
 	tests/run pkg
