@@ -4,6 +4,7 @@
 #   rxe-connect STACK ROUND STEP US_PER_CONN
 #   mads SCENARIO ROUND CLASS COUNT
 #   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B errors=E ns=T sa_queries=Q
+#   apm CASE ROUND failover_ns=N rearm_ns=N
 #   dkms build MS modules=N load=L
 
 # Student's t, two-sided 95%, by degrees of freedom (1..30; normal beyond).
@@ -55,6 +56,13 @@ $1 == "rsa" {
 	rsa_req[k] = kv($0, "requesters")
 	rsa_busy[k] += kv($0, "busy")
 	rsa_saq[k, i] = kv($0, "sa_queries")
+	next
+}
+$1 == "apm" {
+	if (!($2 in seen_apm)) { seen_apm[$2] = 1; apms[++napms] = $2 }
+	i = ++apmn[$2]
+	apm_f[$2, i] = kv($0, "failover_ns")
+	apm_r[$2, i] = kv($0, "rearm_ns")
 	next
 }
 $1 == "dkms" { dkms_ms = $3; dkms_line = $0; next }
@@ -140,6 +148,18 @@ END {
 		}
 		printf "   serial: us/query relative to sa-serial; parallel: queries/s relative to sa-parallel\n"
 		printf "   (remote-*: client cache off; cache-hit-serial: every query answered from a1's cache)\n"
+	}
+	if (napms) {
+		printf "\n== APM in simfab (ib_cm, RC QPs, alternate on the dual-ported host's second port; median of rounds)\n"
+		printf "   %-12s %6s %22s %22s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)"
+		for (s = 1; s <= napms; s++) {
+			k = apms[s]; n = apmn[k]
+			delete v; delete w
+			for (i = 1; i <= n; i++) { v[i] = apm_f[k, i]; w[i] = apm_r[k, i] }
+			printf "   %-12s %6d %22.1f %22.1f\n", k, n, median(v, n) / 1e6, median(w, n) / 1e6
+		}
+		printf "   apm-auto: linkdown of the primary under traffic, no reconnect (1 + retry_cnt tries on the\n"
+		printf "   primary, then the alternate); apm-manual: a requested migration, nothing to detect\n"
 	}
 	if (dkms_ms != "") {
 		printf "\n== DKMS build of the overlay for one kernel (private dkms tree, cold source cache)\n"
