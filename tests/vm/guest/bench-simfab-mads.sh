@@ -48,19 +48,11 @@ TOPO=/tmp/bm.topo
 cat $D/topology >$TOPO
 dev_of() { topo_host "${1%/*}" dev; }
 
-# conn NAME SRC DST PORT: one connection and its disconnection; the
-# capture of it in /tmp/bm-NAME.cap.
+# conn NAME SRC DST PORT: one connection and its disconnection
+# (cm_connect); the capture of it in /tmp/bm-NAME.cap.
 conn() {
 	echo clear >$D/ctl
-	timeout 60 "$CM" 'timeout 20000' \
-		'id srv ps=ib' "bind gid=$(port_gid "$3") port=$4" 'listen backlog=4' \
-		'id cli ps=ib' "bind gid=$(port_gid "$2")" \
-		"resolve-addr dst-gid=$(port_gid "$3") dst-port=$4 timeout=5000" \
-		'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=3000' 'wait ROUTE_RESOLVED id=cli' \
-		'connect qpn=0x111' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
-		'wait CONNECT_RESPONSE id=cli' 'accept id=cli' 'wait ESTABLISHED id=conn' \
-		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
-		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/bm-$1.out" 2>&1
+	cm_connect "$@"
 	_rc=$?
 	# the DREP may still be on its way when the last wait returns
 	sleep 0.5
@@ -111,8 +103,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 		port=$((port + 1))
 		h0=$(cat "$S/$(dev_of a1/1)/1/counters/cache_hits")
 		if ! conn "$sc-$r" a1/1 "$dst" "$port"; then
-			t_fail "$T:$sc-$r" "the connection failed: $(tail -n 1 "/tmp/bm-$sc-$r.out")"
-			diag_file "/tmp/bm-$sc-$r.out"
+			t_fail "$T:$sc-$r" "the connection failed: $(tail -n 1 "/tmp/cm-$sc-$r.out")"
+			diag_file "/tmp/cm-$sc-$r.out"
 			continue
 		fi
 		# the capture ring holds 256 lines: all of this connection's?

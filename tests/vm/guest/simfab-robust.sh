@@ -251,17 +251,9 @@ fi
 
 # ---- and the stack still works -------------------------------------------------------
 echo Y >/sys/module/rdma_cm/parameters/remote_sa 2>/dev/null
-timeout 60 "$CM" 'timeout 20000' \
-	'id srv ps=ib' "bind gid=$(port_gid $BP) port=7701" 'listen backlog=4' \
-	'id cli ps=ib' "bind gid=$(port_gid $AP)" \
-	"resolve-addr dst-gid=$(port_gid $BP) dst-port=7701 timeout=5000" \
-	'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=3000' 'wait ROUTE_RESOLVED id=cli' \
-	'connect qpn=0x111' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
-	'wait CONNECT_RESPONSE id=cli' 'accept id=cli' 'wait ESTABLISHED id=conn' \
-	'disconnect id=cli' 'wait DISCONNECTED id=conn' \
-	'disconnect id=conn' 'wait DISCONNECTED id=cli' >/tmp/rb-after.out 2>&1
+cm_connect after $AP $BP 7701
 t_check $T:robust:after-routed-connection "simfab-cm exit $? (see the diagnostics)" \
-	grep -qx 'event ESTABLISHED id=conn status=0' /tmp/rb-after.out || diag_file /tmp/rb-after.out
+	grep -qx 'event ESTABLISHED id=conn status=0' /tmp/cm-after.out || diag_file /tmp/cm-after.out
 rmmod ib_umad 2>/dev/null
 if rmmod simfab; then t_pass $T:unload; else t_fail $T:unload "rmmod simfab failed"; fi
 t_summary

@@ -141,3 +141,19 @@ mad() {
 madn() {
 	echo $((0x$(mad "$@")))
 }
+
+# cm_connect NAME SRC DST PORT: one AF_IB connection SRC -> DST (host
+# ports H/P) through rdma_ucm with simfab-cm, both sides in one process,
+# no QPs: route, REQ/REP/RTU, then DREQ/DREP. Output in /tmp/cm-NAME.out;
+# the exit status is simfab-cm's. Needs CM (the client's path) set.
+cm_connect() {
+	timeout 60 "$CM" 'timeout 20000' \
+		'id srv ps=ib' "bind gid=$(port_gid "$3") port=$4" 'listen backlog=4' \
+		'id cli ps=ib' "bind gid=$(port_gid "$2")" \
+		"resolve-addr dst-gid=$(port_gid "$3") dst-port=$4 timeout=5000" \
+		'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=3000' 'wait ROUTE_RESOLVED id=cli' \
+		'connect qpn=0x111' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
+		'wait CONNECT_RESPONSE id=cli' 'accept id=cli' 'wait ESTABLISHED id=conn' \
+		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
+		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/cm-$1.out" 2>&1
+}
