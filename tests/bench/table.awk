@@ -3,8 +3,9 @@
 # them after "# bench "):
 #   rxe-connect STACK ROUND STEP US_PER_CONN
 #   mads SCENARIO ROUND CLASS COUNT
-#   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B errors=E ns=T sa_queries=Q
-#   apm CASE ROUND failover_ns=N rearm_ns=N
+#   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
+#   apm CASE ROUND to_alt_ns=N rearm_ns=N
+#   scale KEY VALUE
 #   dkms build MS modules=N load=L
 
 # Student's t, two-sided 95%, by degrees of freedom (1..30; normal beyond).
@@ -61,10 +62,11 @@ $1 == "rsa" {
 $1 == "apm" {
 	if (!($2 in seen_apm)) { seen_apm[$2] = 1; apms[++napms] = $2 }
 	i = ++apmn[$2]
-	apm_f[$2, i] = kv($0, "failover_ns")
+	apm_f[$2, i] = kv($0, "to_alt_ns")
 	apm_r[$2, i] = kv($0, "rearm_ns")
 	next
 }
+$1 == "scale" { scale[$2] = $3; nscale++; next }
 $1 == "dkms" { dkms_ms = $3; dkms_line = $0; next }
 
 END {
@@ -160,6 +162,15 @@ END {
 		}
 		printf "   apm-auto: linkdown of the primary under traffic, no reconnect (1 + retry_cnt tries on the\n"
 		printf "   primary, then the alternate); apm-manual: a requested migration, nothing to detect\n"
+	}
+	if (nscale) {
+		printf "\n== scale: concurrent routed connections a1 -> b1 (simfab routed.topo, rdma_ucm, no QPs: no data traffic)\n"
+		printf "   %d of %d ESTABLISHED at once in %s s (%d processes); %d connected cm_ids seen\n",
+			scale["established"], scale["wanted"], scale["seconds"], scale["processes"], scale["connected-cm-ids"]
+		printf "   kernel unreclaimable slab: %d kB before, %d kB with them open: %d bytes per connection\n",
+			scale["sunreclaim-kb-before"], scale["sunreclaim-kb-open"], scale["bytes-per-connection"]
+		printf "   after closing: %d cm_ids left; after unloading the CM modules and ib_remote_sa: %d kB\n",
+			scale["cm-ids-left"], scale["sunreclaim-kb-after-unload"]
 	}
 	if (dkms_ms != "") {
 		printf "\n== DKMS build of the overlay for one kernel (private dkms tree, cold source cache)\n"

@@ -1201,7 +1201,7 @@ static void t_case_apm(bool automatic)
 	t_traffic("rearmed-act-to-pas", &t_act, &t_pas);
 	t_traffic("rearmed-pas-to-act", &t_pas, &t_act);
 	/* ... and from the re-arm to both QPs ARMED again (after traffic) */
-	pr_info("# %s timing failover_ns=%lld rearm_ns=%lld msgs=%d\n", t_case,
+	pr_info("# %s timing to_alt_ns=%lld rearm_ns=%lld msgs=%d\n", t_case,
 		ktime_to_ns(ktime_sub(t1, t0)),
 		ktime_to_ns(ktime_sub(ktime_get(), t2)), msgs);
 	t_dump("rearmed", &t_act);

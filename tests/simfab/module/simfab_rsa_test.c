@@ -22,7 +22,7 @@
  * does (so only the remote round trip is measured); serial=1 sends one
  * query after the other; quiet=1 leaves out the per-query lines. Then
  *   simfab_rsa_test: summary mode=M requesters=R n=N answered=A busy=B
- *   errors=E ns=T
+ *   other=E ns=T
  * with T the time from the first query sent to the last completion.
  * Module exit cancels what is still in flight and waits for the callbacks.
  */
@@ -90,7 +90,7 @@ static int nqueries;
 static atomic_t pending;
 static DECLARE_COMPLETION(all_done);
 static struct ib_sa_client rsa_test_sa_client;
-static atomic_t n_answered, n_busy, n_errors;
+static atomic_t n_answered, n_busy, n_other;
 static ktime_t t_first;
 static atomic64_t t_last;
 
@@ -102,7 +102,7 @@ static void rsa_test_tally(int status, u16 mad_status)
 	else if (mad_status == 0x0001)	/* BUSY */
 		atomic_inc(&n_busy);
 	else
-		atomic_inc(&n_errors);
+		atomic_inc(&n_other);
 }
 
 static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
@@ -264,7 +264,7 @@ static int rsa_test_post(struct rsa_test_from *f, struct rsa_test_query *tq,
 		pr_info("simfab_rsa_test: q=%d post=%d\n", tq->n, ret);
 		tq->done = true;
 		atomic_dec(&pending);
-		atomic_inc(&n_errors);
+		atomic_inc(&n_other);
 		return ret;
 	}
 	if (cancel && m != RSA_TEST_SA)
@@ -275,7 +275,7 @@ static int rsa_test_post(struct rsa_test_from *f, struct rsa_test_query *tq,
 static int __init rsa_test_init(void)
 {
 	struct rsa_test_from f[RSA_TEST_MAX_FROM] = {};
-	union ib_gid tgid, sgid;
+	union ib_gid tgid, sgid = {};
 	struct sa_path_rec rec = {};
 	ib_sa_comp_mask mask = 0;
 	enum rsa_test_mode m;
@@ -327,7 +327,8 @@ static int __init rsa_test_init(void)
 		struct rsa_test_query *tq = &queries[i];
 
 		tq->n = i;
-		if (rsa_test_post(&f[i % nfrom], tq, m, &tgid, &sgid,
+		if (rsa_test_post(&f[i % nfrom], tq, m, &tgid,
+				  *service ? &sgid : NULL,
 				  mask ? &rec : NULL, mask))
 			continue;
 		if (serial)
@@ -340,9 +341,9 @@ static int __init rsa_test_init(void)
 	if (wait) {
 		wait_for_completion(&all_done);
 		pr_info("simfab_rsa_test: done n=%d\n", nqueries);
-		pr_info("simfab_rsa_test: summary mode=%s requesters=%d n=%d answered=%d busy=%d errors=%d ns=%lld\n",
+		pr_info("simfab_rsa_test: summary mode=%s requesters=%d n=%d answered=%d busy=%d other=%d ns=%lld\n",
 			mode, nfrom, nqueries, atomic_read(&n_answered),
-			atomic_read(&n_busy), atomic_read(&n_errors),
+			atomic_read(&n_busy), atomic_read(&n_other),
 			atomic64_read(&t_last) - ktime_to_ns(t_first));
 	}
 	ret = 0;

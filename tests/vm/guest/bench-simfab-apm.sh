@@ -8,7 +8,7 @@
 # to the same after a requested migration (apm-manual: no failure to
 # detect), and the time from re-arming (the old primary as the new
 # alternate) to both QPs ARMED again. ROUNDS rounds of each, printed as
-#   # bench apm CASE ROUND failover_ns=N rearm_ns=N
+#   # bench apm CASE ROUND to_alt_ns=N rearm_ns=N
 # for tests/bench/run. Results say only that each case's KTAP passed.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh

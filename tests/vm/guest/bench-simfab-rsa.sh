@@ -12,7 +12,7 @@
 #   cache-hit-serial the same query answered from a1's client cache
 # ROUNDS rounds of all five after one untimed query of each kind (the
 # first SA query of a port costs its address handle). Printed as
-#   # bench rsa SCENARIO ROUND requesters=R n=N answered=A busy=B errors=E ns=T sa_queries=Q
+#   # bench rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
 # (T: first query sent to last answer; Q: the responder's SA queries)
 # for tests/bench/run. Results say only that every query was answered
 # and every cached one was a hit.
