@@ -165,8 +165,8 @@ END {
 	}
 	if (nscale) {
 		printf "\n== scale: concurrent routed connections a1 -> b1 (simfab routed.topo, rdma_ucm, no QPs: no data traffic)\n"
-		printf "   %d of %d ESTABLISHED at once in %s s (%d processes); %d connected cm_ids seen\n",
-			scale["established"], scale["wanted"], scale["seconds"], scale["processes"], scale["connected-cm-ids"]
+		printf "   %d of %d ESTABLISHED at once in %s s (%d processes); %d cm_ids open\n",
+			scale["established"], scale["wanted"], scale["seconds"], scale["processes"], scale["cm-ids-open"]
 		printf "   kernel unreclaimable slab: %d kB before, %d kB with them open: %d bytes per connection\n",
 			scale["sunreclaim-kb-before"], scale["sunreclaim-kb-open"], scale["bytes-per-connection"]
 		printf "   after closing: %d cm_ids left; after unloading the CM modules and ib_remote_sa: %d kB\n",

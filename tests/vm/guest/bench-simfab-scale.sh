@@ -5,7 +5,8 @@
 # once: how many got ESTABLISHED, how long that took, the kernel's
 # unreclaimable slab per connection (/proc/meminfo SUnreclaim, before and
 # with them all open), and that everything goes away: no cm_id left after
-# the processes end, the CM modules and ib_remote_sa unload. Connections
+# the processes end (rdma resource's counts), the CM modules and
+# ib_remote_sa unload. Connections
 # through rdma_ucm without QPs (simfab has no userspace verbs), so without
 # data traffic: the CM side of scale only. SCALE connections (kernel
 # command line ibr_bench_scale=N, default 1000) in processes of PER
@@ -98,10 +99,10 @@ while [ "$still" -lt 60 ]; do
 done
 t1=$(cut -d' ' -f1 /proc/uptime)
 m1=$(sunrec)
-ids=$(rdma resource show cm_id 2>/dev/null | grep -c 'state CONNECT')
+ids=$(cm_ids)
 printf '# bench scale wanted %d\n# bench scale established %d\n' "$SCALE" "$est"
 printf '# bench scale processes %d\n# bench scale seconds %s\n' "$nproc" "$(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }')"
-printf '# bench scale connected-cm-ids %d\n' "$ids"
+printf '# bench scale cm-ids-open %d\n' "$ids"
 printf '# bench scale sunreclaim-kb-before %d\n# bench scale sunreclaim-kb-open %d\n' "$m0" "$m1"
 [ "$est" -gt 0 ] && printf '# bench scale bytes-per-connection %d\n' $(((m1 - m0) * 1024 / est))
 # shellcheck disable=SC2086 # pid list
@@ -109,14 +110,16 @@ kill $pids 2>/dev/null
 # shellcheck disable=SC2086
 wait $pids 2>/dev/null
 i=0
-while [ $i -lt 60 ] && [ -n "$(rdma resource show cm_id 2>/dev/null)" ]; do
+while [ $i -lt 60 ] && [ "$(cm_ids)" -ne 0 ]; do
 	sleep 1
 	i=$((i + 1))
 done
-left=$(rdma resource show cm_id 2>/dev/null | grep -c .)
+left=$(cm_ids)
 printf '# bench scale cm-ids-left %d\n' "$left"
 chk_begin
 [ "$est" -eq "$SCALE" ] || _bad="$est of $SCALE established"
+# two ids a connection (each side's) and one listener a process
+[ "$ids" -eq $((2 * SCALE + nproc)) ] || _bad="$_bad $ids cm_ids open (want $((2 * SCALE + nproc)))"
 [ "$left" -eq 0 ] || _bad="$_bad $left cm_ids left"
 rmmod simfab || _bad="$_bad rmmod-simfab"
 unload_tree ib_remote_sa || _bad="$_bad ib_remote_sa"

@@ -127,7 +127,7 @@ echo "lid $SRC $old" >$D/ctl
 # ---- nothing left behind ------------------------------------------------------------
 sleep 1
 chk_begin
-[ -z "$(rdma resource show cm_id 2>/dev/null)" ] || _bad="cm_ids left: $(rdma resource show cm_id | head -n 2)"
+[ "$(cm_ids)" -eq 0 ] || _bad="$(cm_ids) cm_ids left: $(rdma resource show | tr '\n' ' ')"
 chk_end faults:clean-no-cm-id
 chk_begin
 rmmod simfab || _bad="rmmod simfab"

@@ -157,3 +157,9 @@ cm_connect() {
 		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
 		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/cm-$1.out" 2>&1
 }
+
+# cm_ids: the rdma_cm ids on every device (the per-device counts of
+# `rdma resource show`; its cm_id listing leaves out AF_IB ids).
+cm_ids() {
+	rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
