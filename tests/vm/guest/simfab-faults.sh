@@ -13,6 +13,9 @@
 # faults:lid-change-*    a2's LID changes: its ib_remote_sa cache is
 #                        dropped (LID_CHANGE), the next REQ carries the new
 #                        LID and is answered.
+# faults:pkey-removal-*  a1 leaves its second partition: its cached answers
+#                        are dropped (PKEY_CHANGE), the next connection on
+#                        the default P_Key asks again and is made.
 # faults:clean-*         no cm_id left, the CM modules and ib_remote_sa
 #                        unload.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -123,6 +126,34 @@ _req=$(grep " sn=$A .* class=0x07 .* attr=0x0010 .* verdict=routed " /tmp/fl-lid
 chk_num req-slid "$(capf "$_req" slid)" "$new"
 chk_end faults:lid-change-new-lid-used /tmp/cm-lid-changed.out /tmp/fl-lid-changed.cap
 echo "lid $SRC $old" >$D/ctl
+
+# ---- a P_Key is removed from the active port --------------------------------------
+# a1 leaves its second partition (index 1, the topology's pkey2, becomes
+# another one, as an SM rewrites a P_Key table; simfab takes no invalid
+# P_Key): PKEY_CHANGE drops
+# a1's cached answers (docs/remote-sa-protocol.md), the next connection on
+# the default P_Key asks b1 again and is made.
+PA=a1/1
+pk=$(topo_port $PA pkeys | cut -d, -f2)
+cm_connect pkey-warm $PA $DST 7890 || diag "the warm-up connection failed"
+e0=$(cat "$S/$(dev_of $PA)/1/cache_entries")
+fl0=$(cat "$S/$(dev_of $PA)/1/counters/cache_flushes")
+q0=$(cat "$S/$(dev_of $PA)/1/counters/client_sent")
+pk_ok=1
+echo "pkey $PA 1 $(printf '0x%04x' $((pk ^ 1)))" >$D/ctl || pk_ok=
+sleep 1
+e1=$(cat "$S/$(dev_of $PA)/1/cache_entries")
+echo clear >$D/ctl
+cm_connect pkey-removed $PA $DST 7891
+chk_begin
+[ -n "$pk_ok" ] || _bad="simfab refused the P_Key change"
+chk_num entries-before "$e0" 1
+chk_num entries-after "$e1" 0
+chk_num cache-flushed $(($(cat "$S/$(dev_of $PA)/1/counters/cache_flushes") - fl0)) 1
+chk_num asked-again $(($(cat "$S/$(dev_of $PA)/1/counters/client_sent") - q0)) 1
+established pkey-removed || _bad="$_bad no-connection"
+chk_end faults:pkey-removal-cache-dropped-connects /tmp/cm-pkey-removed.out
+[ -z "$pk" ] || echo "pkey $PA 1 $pk" >$D/ctl
 
 # ---- nothing left behind ------------------------------------------------------------
 sleep 1
