@@ -30,22 +30,13 @@ if ! has_mod simfab || ! has_mod ib_remote_sa || [ ! -f "$TOPOFILE" ] || [ ! -x 
 	t_summary
 	exit 0
 fi
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/bm-default.conf
-printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
-modprobe ib_remote_sa && modprobe rdma_ucm && modprobe simfab
-rc=$?
-cp /tmp/bm-default.conf $CONF
-if [ $rc -ne 0 ]; then
+TOPO=/tmp/bm.topo
+if ! sf_load_topo "$TOPOFILE" ib_remote_sa rdma_ucm; then
 	t_fail $T:load "modprobe ib_remote_sa / rdma_ucm / simfab with $TOPOFILE failed"
 	t_summary
 	exit 0
 fi
 echo Y >/sys/module/rdma_cm/parameters/remote_sa 2>/dev/null
-TOPO=/tmp/bm.topo
-cat $D/topology >$TOPO
 dev_of() { topo_host "${1%/*}" dev; }
 
 # conn NAME SRC DST PORT: one connection and its disconnection

@@ -22,7 +22,6 @@
 . /ibr/lib/simfab.sh
 
 T=bench-simfab-rsa
-D=/sys/kernel/debug/simfab
 S=/sys/kernel/ib_remote_sa
 P=/sys/module/ib_remote_sa/parameters
 TOPOFILE=/ibr/simfab/topology/routed.topo
@@ -34,21 +33,12 @@ if ! has_mod simfab || ! has_mod simfab_rsa_test || [ ! -f "$TOPOFILE" ]; then
 	t_summary
 	exit 0
 fi
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/br-default.conf
-printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
-modprobe ib_remote_sa && modprobe simfab
-rc=$?
-cp /tmp/br-default.conf $CONF
-if [ $rc -ne 0 ]; then
+TOPO=/tmp/br.topo
+if ! sf_load_topo "$TOPOFILE" ib_remote_sa; then
 	t_fail $T:load "modprobe ib_remote_sa / simfab with $TOPOFILE failed"
 	t_summary
 	exit 0
 fi
-TOPO=/tmp/br.topo
-cat $D/topology >$TOPO
 dev_of() { topo_host "${1%/*}" dev; }
 B1=b1/1
 SAQ=$S/$(dev_of $B1)/1/counters/sa_queries

@@ -20,7 +20,6 @@
 
 T=bench-simfab-scale
 CM=/ibr/bin/simfab-cm
-D=/sys/kernel/debug/simfab
 TOPOFILE=/ibr/simfab/topology/routed.topo
 SCALE=1000
 PER=15
@@ -34,22 +33,13 @@ if ! has_mod simfab || ! has_mod ib_remote_sa || [ ! -f "$TOPOFILE" ] || [ ! -x 
 	t_summary
 	exit 0
 fi
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/bs-default.conf
-printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
-modprobe ib_remote_sa && modprobe rdma_ucm && modprobe simfab
-rc=$?
-cp /tmp/bs-default.conf $CONF
-if [ $rc -ne 0 ]; then
+TOPO=/tmp/bs.topo
+if ! sf_load_topo "$TOPOFILE" ib_remote_sa rdma_ucm; then
 	t_fail $T:load "modprobe ib_remote_sa / rdma_ucm / simfab with $TOPOFILE failed"
 	t_summary
 	exit 0
 fi
 echo Y >/sys/module/rdma_cm/parameters/remote_sa 2>/dev/null
-TOPO=/tmp/bs.topo
-cat $D/topology >$TOPO
 AP=a1/1 BP=b1/1
 # one connection first: a1's ib_remote_sa cache holds b1's return path
 cm_connect scale-warm $AP $BP 7900 || diag "the warm-up connection failed"

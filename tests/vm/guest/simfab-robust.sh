@@ -61,22 +61,13 @@ rhex() {
 	rnd "$1" | awk '{ printf "%02x", $1 } END { print "" }'
 }
 
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/rb-default.conf
-printf 'options simfab topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
 modprobe ib_remote_sa 2>/dev/null
-modprobe rdma_ucm && modprobe ib_umad && modprobe simfab
-rc=$?
-cp /tmp/rb-default.conf $CONF
-if [ $rc -ne 0 ]; then
+TOPO=/tmp/rb.topo
+if ! sf_load_topo "$TOPOFILE" rdma_ucm ib_umad; then
 	t_fail $T:load "modprobe rdma_ucm / ib_umad / simfab with $TOPOFILE failed"
 	t_summary
 	exit 0
 fi
-TOPO=/tmp/rb.topo
-cat $D/topology >$TOPO
 dev_of() { topo_host "${1%/*}" dev; }
 AP=a1/1 A2P=a2/1 BP=b1/1
 ALID=$(topo_port $AP lid)

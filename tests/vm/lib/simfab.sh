@@ -163,3 +163,23 @@ cm_connect() {
 cm_ids() {
 	rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
 }
+
+# sf_load_topo TOPOFILE MODULE...: the MODULEs loaded, then simfab
+# (re)loaded with TOPOFILE's topology (one line, as the image has them),
+# the default topology left in modprobe.d, debugfs mounted, and the
+# topology as debugfs shows it saved in $TOPO. Fails if a modprobe does.
+sf_load_topo() {
+	_tf=$1
+	shift
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	! mod_loaded simfab || rmmod simfab
+	_conf=/etc/modprobe.d/simfab-topology.conf
+	cp $_conf /tmp/sf-default-topology.conf
+	printf 'options simfab topology="%s"\n' "$(cat "$_tf")" >$_conf
+	_rc=0
+	for _m in "$@" simfab; do
+		modprobe "$_m" || _rc=1
+	done
+	cp /tmp/sf-default-topology.conf $_conf
+	[ $_rc -eq 0 ] && cat /sys/kernel/debug/simfab/topology >"$TOPO"
+}
