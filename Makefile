@@ -3,6 +3,8 @@
 #   make [KVER=<release>] [KSRC=<tree|tarball>]   build the overlay modules
 #   make check                                    install test deps, run every tier
 #   make demo                                     build, boot in QEMU, show it working
+#   make fuzz [FUZZ_SECONDS=300]                  fuzz the codecs longer (tests/fuzz)
+#   make bench                                    the benchmarks, one table (tests/bench)
 #
 # KVER defaults to the running kernel when its headers are installed, else the
 # newest installed kernel of a supported series (scripts/lib.sh).
@@ -16,7 +18,7 @@ export KVER KSRC RDMA_CORE_SRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-build check-pkg check-vm simfab tools librdmacm deb rpm repo demo \
+.PHONY: all modules deps check check-lint check-unit check-fuzz fuzz bench check-build check-pkg check-vm simfab tools librdmacm deb rpm repo demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -33,7 +35,7 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules simfab tools librdmacm
-	tests/run lint unit build pkg vm-rxe vm-simfab vm-lockdown
+	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown
 
 check-lint:
 	tests/run lint
@@ -41,8 +43,21 @@ check-lint:
 check-unit:
 	tests/run unit
 
+check-fuzz:
+	tests/run fuzz
+
+# The fuzz tier for longer: FUZZ_SECONDS per target (check runs 5 s each);
+# the corpus grows in build/fuzz/TARGET/corpus from run to run.
+fuzz:
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),300) tests/run fuzz
+
 check-build: deps
 	tests/run build
+
+# The benchmarks: figures and ratios measured side by side in one run,
+# printed as one table (tests/bench/README.md); not part of check.
+bench: deps modules simfab tools
+	tests/bench/run
 
 check-pkg: deps
 	tests/run pkg

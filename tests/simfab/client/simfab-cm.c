@@ -68,6 +68,8 @@ static const char *const qp_states[] = {
 
 #define MAX_IDS 32
 #define MAX_PATHS 8
+/* more than the kernel takes in RDMA_OPTION_IB_PATH (16), for its limit */
+#define MAX_SET_PATHS 20
 #define MAX_PENDING 64
 
 struct cm_id {
@@ -84,7 +86,7 @@ static char tag[64];			/* output prefix */
 static const char *step;		/* the step being run, for errors */
 static bool expect_fail;		/* step prefixed with '!' */
 
-static struct ib_path_rec_data pending_paths[MAX_PATHS];
+static struct ib_path_rec_data pending_paths[MAX_SET_PATHS];
 static int n_pending_paths;
 
 static struct rdma_ucm_event_resp pending_ev[MAX_PENDING];
@@ -869,8 +871,8 @@ static void do_path(struct args *a)
 	char pfx[96];
 	struct ib_path_rec_data *d;
 
-	if (n_pending_paths == MAX_PATHS)
-		die(2, "at most %d pending path records", MAX_PATHS);
+	if (n_pending_paths == MAX_SET_PATHS)
+		die(2, "at most %d pending path records", MAX_SET_PATHS);
 	memset(raw, 0, sizeof(raw));
 	if ((v = get(a, "raw")) && sf_hex_to_bytes(v, raw, sizeof(raw)))
 		die(2, "raw= needs exactly 128 hex digits");
@@ -911,17 +913,25 @@ static void do_path(struct args *a)
 	sf_pathrec_print(stdout, pfx, d->flags, &pr);
 }
 
-/* set-path: RDMA_OPTION_IB_PATH with the pending records (then cleared). */
+/*
+ * set-path [len=N]: RDMA_OPTION_IB_PATH with the pending records (then
+ * cleared); len= passes N bytes of them instead (zeros after the last
+ * record), so that tests can hand the kernel blobs of any length.
+ */
 static void do_set_path(struct args *a)
 {
 	int s = target(a);
+	uint32_t len = (uint32_t)(n_pending_paths * sizeof(pending_paths[0]));
+	const char *v;
 
+	if ((v = get(a, "len")))
+		len = (uint32_t)num("len", v, sizeof(pending_paths));
 	check_all_used(a);
-	if (!n_pending_paths)
+	if (!n_pending_paths && !v)
 		die(2, "set-path: no pending records (add them with 'path')");
-	set_option(s, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pending_paths,
-		   (uint32_t)(n_pending_paths * sizeof(pending_paths[0])),
+	set_option(s, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pending_paths, len,
 		   "SET_OPTION IB_PATH");
+	memset(pending_paths, 0, sizeof(pending_paths));
 	n_pending_paths = 0;
 }
 
@@ -1292,7 +1302,7 @@ static void usage(FILE *f)
 "  resolve-route [timeout=MS]\n"
 "  set-option tos=N|reuseaddr=B|afonly=B|ack-timeout=N|apm-events=N\n"
 "  path [flags=F] [raw=HEX128] [dgid= sgid= dlid= slid= sl= mtu= rate= ...]\n"
-"  set-path                                        RDMA_OPTION_IB_PATH with the paths\n"
+"  set-path [len=N]                                RDMA_OPTION_IB_PATH with the paths (N bytes of them)\n"
 "  build-set [from=pending|query] [caps=FILE]      the paths become librdmacm's set\n"
 "  listen [backlog=N]\n"
 "  connect qpn=N [qkey= rr= id-depth= flow= retry= rnr-retry= srq= pdata=HEX]\n"

@@ -1222,6 +1222,7 @@ static void t_case_apm(bool automatic)
 {
 	struct ib_qp_attr oa, op;
 	struct ib_qp_init_attr init;
+	ktime_t t0, t1, t2;
 	int ret = t_setup(true);
 
 	if (!ret)
@@ -1238,12 +1239,15 @@ static void t_case_apm(bool automatic)
 		 "want both QPs ARMED (IBA 17.2.8)");
 	ib_query_qp(t_act.qp, &oa, ~0, &init);
 	ib_query_qp(t_pas.qp, &op, ~0, &init);
+	/* make bench: from the failure to traffic through on the alternate */
+	t0 = ktime_get();
 	if (automatic)
 		t_ctl(fail_ctl);
 	else
 		t_result(!t_migrate(&t_act), "migrate-request",
 			 "modify_qp path_mig_state=MIGRATED refused");
 	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t1 = ktime_get();
 	t_traffic("after-pas-to-act", &t_pas, &t_act);
 	t_dump("after", &t_act);
 	t_dump("after", &t_pas);
@@ -1256,10 +1260,15 @@ static void t_case_apm(bool automatic)
 	if (automatic)
 		t_ctl(restore_ctl);
 	/* Re-arm: the old primary is the new alternate on both sides. */
+	t2 = ktime_get();
 	t_result(!t_rearm(&t_act, &oa) && !t_rearm(&t_pas, &op), "rearm",
 		 "modify_qp with an alternate and REARM refused");
 	t_traffic("rearmed-act-to-pas", &t_act, &t_pas);
 	t_traffic("rearmed-pas-to-act", &t_pas, &t_act);
+	/* ... and from the re-arm to both QPs ARMED again (after traffic) */
+	pr_info("# %s timing to_alt_ns=%lld rearm_ns=%lld msgs=%d\n", t_case,
+		ktime_to_ns(ktime_sub(t1, t0)),
+		ktime_to_ns(ktime_sub(ktime_get(), t2)), msgs);
 	t_dump("rearmed", &t_act);
 	t_dump("rearmed", &t_pas);
 	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&

@@ -23,6 +23,17 @@
  *   ret_flags=0x..]
  * after `simfab_rsa_test: primary fwd_dlid=.. ret_dlid=..`; cancel=1
  * cancels it right after the call.
+ *
+ * Benchmarks (tests/vm/guest/bench-simfab-rsa.sh): from=DEV:PORT,... sends
+ * `count` queries from each of several requesters at once; mode=sa sends
+ * ib_sa PathRecord Gets for the same paths to the local SA instead, for
+ * comparison; mode=remote-route asks the local SA once per requester for
+ * the route to the target and hands it to every remote query, as rdma_cm
+ * does (so only the remote round trip is measured); serial=1 sends one
+ * query after the other; quiet=1 leaves out the per-query lines. Then
+ *   simfab_rsa_test: summary mode=M requesters=R n=N answered=A busy=B
+ *   other=E ns=T
+ * with T the time from the first query sent to the last completion.
  * Module exit cancels what is still in flight and waits for the callbacks.
  */
 
@@ -32,6 +43,9 @@
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_remote_sa.h>
+#include <rdma/ib_sa.h>
+
+#define RSA_TEST_MAX_FROM	8
 
 static char *dev = "simfab0";
 module_param(dev, charp, 0444);
@@ -55,18 +69,53 @@ static int pkey = -1;
 module_param(pkey, int, 0444);	/* a P_Key component for the query */
 static bool alt;
 module_param(alt, bool, 0444);
+static char *from = "";
+module_param(from, charp, 0444);	/* DEV:PORT,... requesters (bench) */
+static char *mode = "remote";
+module_param(mode, charp, 0444);	/* remote, remote-route or sa */
+static bool serial;
+module_param(serial, bool, 0444);
+static bool quiet;
+module_param(quiet, bool, 0444);
+
+enum rsa_test_mode { RSA_TEST_REMOTE, RSA_TEST_REMOTE_ROUTE, RSA_TEST_SA };
 
 struct rsa_test_query {
 	int n;
 	int id;
 	struct ib_remote_sa_query *query;
+	struct ib_sa_query *sa_query;
 	ktime_t start;
 	bool done;
 };
 
+/* One requester: a local port and the route to the target from it. */
+struct rsa_test_from {
+	struct ib_device *ibdev;
+	u32 port;
+	struct sa_path_rec route;
+	bool has_route;
+};
+
 static struct rsa_test_query *queries;
+static int nqueries;
 static atomic_t pending;
 static DECLARE_COMPLETION(all_done);
+static struct ib_sa_client rsa_test_sa_client;
+static atomic_t n_answered, n_busy, n_other;
+static ktime_t t_first;
+static atomic64_t t_last;
+
+static void rsa_test_tally(int status, u16 mad_status)
+{
+	atomic64_set(&t_last, ktime_to_ns(ktime_get()));
+	if (!status)
+		atomic_inc(&n_answered);
+	else if (mad_status == 0x0001)	/* BUSY */
+		atomic_inc(&n_busy);
+	else
+		atomic_inc(&n_other);
+}
 
 static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
 			void *context)
@@ -74,6 +123,9 @@ static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
 	struct rsa_test_query *tq = context;
 	s64 ms = ktime_ms_delta(ktime_get(), tq->start);
 
+	rsa_test_tally(status, mad_status);
+	if (quiet)
+		goto done;
 	if (rec)
 		pr_info("simfab_rsa_test: q=%d status=%d mad_status=0x%04x ms=%lld dlid=%u slid=%u sl=%u mtu=%u rate=%u life=%u hop=%u pkey=0x%04x sgid=%pI6 dgid=%pI6\n",
 			tq->n, status, mad_status, ms,
@@ -84,6 +136,7 @@ static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
 	else
 		pr_info("simfab_rsa_test: q=%d status=%d mad_status=0x%04x ms=%lld\n",
 			tq->n, status, mad_status, ms);
+done:
 	WRITE_ONCE(tq->done, true);
 	if (atomic_dec_and_test(&pending))
 		complete_all(&all_done);
@@ -91,7 +144,6 @@ static void rsa_test_cb(int status, u16 mad_status, struct sa_path_rec *rec,
 
 /* ---- alt=1: alternate path discovery ---------------------------------- */
 
-static struct ib_sa_client alt_sa_client;
 #ifdef SIMFAB_HAVE_RSA_ALT
 static DECLARE_COMPLETION(alt_step);
 static int alt_status;
@@ -149,7 +201,7 @@ static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
 	rec.dgid = *tgid;
 	rec.numb_path = 1;
 	reinit_completion(&alt_step);
-	id = ib_sa_path_rec_get(&alt_sa_client, ibdev, port, &rec,
+	id = ib_sa_path_rec_get(&rsa_test_sa_client, ibdev, port, &rec,
 				IB_SA_PATH_REC_SGID | IB_SA_PATH_REC_DGID |
 				IB_SA_PATH_REC_NUMB_PATH, 4000, GFP_KERNEL,
 				alt_fwd_cb, NULL, &sq);
@@ -196,92 +248,259 @@ static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
 	return 0;
 }
 #endif
+static void rsa_test_sa_cb(int status, struct sa_path_rec *resp, int num,
+			   void *context)
+{
+	struct rsa_test_query *tq = context;
+
+	rsa_test_tally(status, 0);
+	if (!quiet)
+		pr_info("simfab_rsa_test: q=%d sa status=%d\n", tq->n, status);
+	WRITE_ONCE(tq->done, true);
+	if (atomic_dec_and_test(&pending))
+		complete_all(&all_done);
+}
+
+/* The route ib_sa gives from @f's port to @dgid, for mode=remote-route. */
+struct rsa_test_route {
+	struct completion done;
+	int status;
+	struct sa_path_rec *rec;
+};
+
+static void rsa_test_route_cb(int status, struct sa_path_rec *resp, int num,
+			      void *context)
+{
+	struct rsa_test_route *r = context;
+
+	r->status = status;
+	if (!status && resp)
+		*r->rec = *resp;
+	complete(&r->done);
+}
+
+static void rsa_test_sa_rec(struct rsa_test_from *f, const union ib_gid *dgid,
+			    struct sa_path_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_type = SA_PATH_REC_TYPE_IB;
+	rdma_query_gid(f->ibdev, f->port, 0, &rec->sgid);
+	rec->dgid = *dgid;
+	rec->pkey = cpu_to_be16(0xffff);
+	rec->numb_path = 1;
+	rec->reversible = 1;
+}
+
+#define RSA_TEST_SA_MASK (IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID | \
+			  IB_SA_PATH_REC_PKEY | IB_SA_PATH_REC_NUMB_PATH | \
+			  IB_SA_PATH_REC_REVERSIBLE)
+
+static int rsa_test_get_route(struct rsa_test_from *f, const union ib_gid *dgid)
+{
+	struct rsa_test_route r = { .rec = &f->route };
+	struct ib_sa_query *q;
+	struct sa_path_rec rec;
+	int ret;
+
+	init_completion(&r.done);
+	rsa_test_sa_rec(f, dgid, &rec);
+	ret = ib_sa_path_rec_get(&rsa_test_sa_client, f->ibdev, f->port, &rec,
+				 RSA_TEST_SA_MASK, 5000, GFP_KERNEL,
+				 rsa_test_route_cb, &r, &q);
+	if (ret < 0)
+		return ret;
+	wait_for_completion(&r.done);
+	f->has_route = !r.status;
+	return r.status;
+}
+
+/* "DEV:PORT,..." (or dev/port when empty) -> the requesters. */
+static int rsa_test_parse_from(struct rsa_test_from *f)
+{
+	char *spec, *p, *tok, *colon;
+	unsigned int port_num;
+	int n = 0;
+
+	if (!*from) {
+		f[0].ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+		f[0].port = port;
+		return f[0].ibdev ? 1 : -ENODEV;
+	}
+	spec = kstrdup(from, GFP_KERNEL);
+	if (!spec)
+		return -ENOMEM;
+	p = spec;
+	while ((tok = strsep(&p, ",")) && n < RSA_TEST_MAX_FROM) {
+		colon = strchr(tok, ':');
+		if (!colon || kstrtouint(colon + 1, 0, &port_num))
+			break;
+		*colon = '\0';
+		f[n].ibdev = ib_device_get_by_name(tok, RDMA_DRIVER_UNKNOWN);
+		if (!f[n].ibdev)
+			break;
+		f[n++].port = port_num;
+	}
+	kfree(spec);
+	if (tok) {
+		while (n--)
+			ib_device_put(f[n].ibdev);
+		return -EINVAL;
+	}
+	return n;
+}
 
 static int parse_gid(const char *s, union ib_gid *gid)
 {
 	return in6_pton(s, -1, gid->raw, -1, NULL) ? 0 : -EINVAL;
 }
 
+static int rsa_test_post(struct rsa_test_from *f, struct rsa_test_query *tq,
+			 enum rsa_test_mode m, const union ib_gid *tgid,
+			 const union ib_gid *sgid, const struct sa_path_rec *rec,
+			 ib_sa_comp_mask mask)
+{
+	struct sa_path_rec sa_rec;
+	int ret;
+
+	tq->start = ktime_get();
+	atomic_inc(&pending);
+	if (m == RSA_TEST_SA) {
+		rsa_test_sa_rec(f, tgid, &sa_rec);
+		ret = ib_sa_path_rec_get(&rsa_test_sa_client, f->ibdev, f->port,
+					 &sa_rec, RSA_TEST_SA_MASK,
+					 timeout_ms ? timeout_ms : 5000, GFP_KERNEL,
+					 rsa_test_sa_cb, tq, &tq->sa_query);
+	} else {
+		ret = ib_remote_sa_path_get(f->ibdev, f->port, tgid, sgid,
+					    f->has_route ? &f->route : NULL,
+					    rec, mask, timeout_ms, retries,
+					    GFP_KERNEL, rsa_test_cb, tq,
+					    &tq->query);
+	}
+	tq->id = ret;
+	if (ret < 0) {
+		pr_info("simfab_rsa_test: q=%d post=%d\n", tq->n, ret);
+		tq->done = true;
+		atomic_dec(&pending);
+		atomic_inc(&n_other);
+		return ret;
+	}
+	if (cancel && m != RSA_TEST_SA)
+		ib_remote_sa_cancel_query(tq->id, tq->query);
+	return 0;
+}
+
 static int __init rsa_test_init(void)
 {
-	union ib_gid tgid, sgid;
-	struct ib_device *ibdev;
+	struct rsa_test_from f[RSA_TEST_MAX_FROM] = {};
+	union ib_gid tgid, sgid = {};
 	struct sa_path_rec rec = {};
 	ib_sa_comp_mask mask = 0;
-	int i;
+	enum rsa_test_mode m;
+	int i, nfrom, ret;
 
+	if (!strcmp(mode, "remote"))
+		m = RSA_TEST_REMOTE;
+	else if (!strcmp(mode, "remote-route"))
+		m = RSA_TEST_REMOTE_ROUTE;
+	else if (!strcmp(mode, "sa"))
+		m = RSA_TEST_SA;
+	else
+		m = -1;
 	if (parse_gid(target, &tgid) ||
-	    (*service && parse_gid(service, &sgid)) || count < 1) {
-		pr_err("simfab_rsa_test: bad target, service or count\n");
+	    (*service && parse_gid(service, &sgid)) || count < 1 || m < 0) {
+		pr_err("simfab_rsa_test: bad target, service, count or mode\n");
 		return -EINVAL;
 	}
-	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
-	if (!ibdev) {
-		pr_err("simfab_rsa_test: no device %s\n", dev);
-		return -ENODEV;
+	nfrom = rsa_test_parse_from(f);
+	if (nfrom < 0) {
+		pr_err("simfab_rsa_test: no device %s\n", *from ? from : dev);
+		return nfrom;
 	}
 	if (alt) {
-		ib_sa_register_client(&alt_sa_client);
-		alt_run(ibdev, &tgid, *service ? &sgid : NULL);
-		ib_sa_unregister_client(&alt_sa_client);
-		ib_device_put(ibdev);
-		count = 0;
+		/* rsa_test_exit() unregisters the client */
+		ib_sa_register_client(&rsa_test_sa_client);
+		alt_run(f[0].ibdev, &tgid, *service ? &sgid : NULL);
+		for (i = 0; i < nfrom; i++)
+			ib_device_put(f[i].ibdev);
 		complete_all(&all_done);
 		pr_info("simfab_rsa_test: done alt\n");
 		return 0;
 	}
-	queries = kcalloc(count, sizeof(*queries), GFP_KERNEL);
+	nqueries = count * nfrom;
+	queries = kcalloc(nqueries, sizeof(*queries), GFP_KERNEL);
 	if (!queries) {
-		ib_device_put(ibdev);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto put;
+	}
+	ib_sa_register_client(&rsa_test_sa_client);
+	if (m == RSA_TEST_REMOTE_ROUTE) {
+		for (i = 0; i < nfrom; i++) {
+			ret = rsa_test_get_route(&f[i], *service ? &sgid : &tgid);
+			if (ret) {
+				pr_err("simfab_rsa_test: no route from %s:%u: %d\n",
+				       dev_name(&f[i].ibdev->dev), f[i].port, ret);
+				goto unreg;
+			}
+		}
 	}
 	if (pkey >= 0) {
 		rec.pkey = cpu_to_be16(pkey);
 		mask = IB_SA_PATH_REC_PKEY;
 	}
 	atomic_set(&pending, 1);
-	for (i = 0; i < count; i++) {
+	t_first = ktime_get();
+	/* Round robin over the requesters, so that they send at once. */
+	for (i = 0; i < nqueries; i++) {
 		struct rsa_test_query *tq = &queries[i];
 
 		tq->n = i;
-		tq->start = ktime_get();
-		atomic_inc(&pending);
-		tq->id = ib_remote_sa_path_get(ibdev, port, &tgid,
-					       *service ? &sgid : NULL,
-					       NULL, mask ? &rec : NULL, mask,
-					       timeout_ms,
-					       retries, GFP_KERNEL,
-					       rsa_test_cb, tq, &tq->query);
-		if (tq->id < 0) {
-			pr_info("simfab_rsa_test: q=%d post=%d\n", i, tq->id);
-			tq->done = true;
-			atomic_dec(&pending);
+		if (rsa_test_post(&f[i % nfrom], tq, m, &tgid,
+				  *service ? &sgid : NULL,
+				  mask ? &rec : NULL, mask))
 			continue;
-		}
-		if (cancel)
-			ib_remote_sa_cancel_query(tq->id, tq->query);
+		if (serial)
+			while (!READ_ONCE(tq->done))
+				usleep_range(50, 100);
 	}
-	/* The device may go away with queries in flight: ib_remote_sa copes. */
-	ib_device_put(ibdev);
-	pr_info("simfab_rsa_test: posted n=%d\n", count);
+	pr_info("simfab_rsa_test: posted n=%d\n", nqueries);
 	if (atomic_dec_and_test(&pending))
 		complete_all(&all_done);
 	if (wait) {
 		wait_for_completion(&all_done);
-		pr_info("simfab_rsa_test: done n=%d\n", count);
+		pr_info("simfab_rsa_test: done n=%d\n", nqueries);
+		pr_info("simfab_rsa_test: summary mode=%s requesters=%d n=%d answered=%d busy=%d other=%d ns=%lld\n",
+			mode, nfrom, nqueries, atomic_read(&n_answered),
+			atomic_read(&n_busy), atomic_read(&n_other),
+			atomic64_read(&t_last) - ktime_to_ns(t_first));
 	}
-	return 0;
+	ret = 0;
+	/* The device may go away with queries in flight: ib_remote_sa copes. */
+	goto put;
+unreg:
+	ib_sa_unregister_client(&rsa_test_sa_client);
+	kfree(queries);
+put:
+	for (i = 0; i < nfrom; i++)
+		ib_device_put(f[i].ibdev);
+	return ret;
 }
 
 static void __exit rsa_test_exit(void)
 {
 	int i;
 
-	for (i = 0; i < count; i++)
-		if (!READ_ONCE(queries[i].done))
+	for (i = 0; i < nqueries; i++) {
+		if (READ_ONCE(queries[i].done))
+			continue;
+		if (queries[i].sa_query)
+			ib_sa_cancel_query(queries[i].id, queries[i].sa_query);
+		else
 			ib_remote_sa_cancel_query(queries[i].id,
 						  queries[i].query);
+	}
 	wait_for_completion(&all_done);
+	ib_sa_unregister_client(&rsa_test_sa_client);
 	pr_info("simfab_rsa_test: unloaded\n");
 	kfree(queries);
 }

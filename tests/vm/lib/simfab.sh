@@ -141,3 +141,45 @@ mad() {
 madn() {
 	echo $((0x$(mad "$@")))
 }
+
+# cm_connect NAME SRC DST PORT: one AF_IB connection SRC -> DST (host
+# ports H/P) through rdma_ucm with simfab-cm, both sides in one process,
+# no QPs: route, REQ/REP/RTU, then DREQ/DREP. Output in /tmp/cm-NAME.out;
+# the exit status is simfab-cm's. Needs CM (the client's path) set.
+cm_connect() {
+	timeout 60 "$CM" 'timeout 20000' \
+		'id srv ps=ib' "bind gid=$(port_gid "$3") port=$4" 'listen backlog=4' \
+		'id cli ps=ib' "bind gid=$(port_gid "$2")" \
+		"resolve-addr dst-gid=$(port_gid "$3") dst-port=$4 timeout=5000" \
+		'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=3000' 'wait ROUTE_RESOLVED id=cli' \
+		'connect qpn=0x111' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
+		'wait CONNECT_RESPONSE id=cli' 'accept id=cli' 'wait ESTABLISHED id=conn' \
+		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
+		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/cm-$1.out" 2>&1
+}
+
+# cm_ids: the rdma_cm ids on every device (the per-device counts of
+# `rdma resource show`; its cm_id listing leaves out AF_IB ids).
+cm_ids() {
+	rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# sf_load_topo TOPOFILE MODULE...: the MODULEs loaded, then simfab
+# (re)loaded with TOPOFILE's topology (one line, as the image has them),
+# the default topology left in modprobe.d, debugfs mounted, and the
+# topology as debugfs shows it saved in $TOPO. Fails if a modprobe does.
+sf_load_topo() {
+	_tf=$1
+	shift
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	! mod_loaded simfab || rmmod simfab
+	_conf=/etc/modprobe.d/simfab-topology.conf
+	cp $_conf /tmp/sf-default-topology.conf
+	printf 'options simfab topology="%s"\n' "$(cat "$_tf")" >$_conf
+	_rc=0
+	for _m in "$@" simfab; do
+		modprobe "$_m" || _rc=1
+	done
+	cp /tmp/sf-default-topology.conf $_conf
+	[ $_rc -eq 0 ] && cat /sys/kernel/debug/simfab/topology >"$TOPO"
+}

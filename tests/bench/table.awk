@@ -1,0 +1,179 @@
+# tests/bench/table.awk: the table of make bench from the raw figures
+# tests/bench/run collects (one per line, as the guest benchmarks print
+# them after "# bench "):
+#   rxe-connect STACK ROUND STEP US_PER_CONN
+#   mads SCENARIO ROUND CLASS COUNT
+#   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
+#   apm CASE ROUND to_alt_ns=N rearm_ns=N
+#   scale KEY VALUE
+#   dkms build MS modules=N load=L
+
+# Student's t, two-sided 95%, by degrees of freedom (1..30; normal beyond).
+function t95(df) {
+	split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
+	      "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 " \
+	      "2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", T, " ")
+	return df >= 1 && df <= 30 ? T[df] : 1.960
+}
+# the median of v[1..n] (sorted in place)
+function median(v, n,    i, j, x) {
+	for (i = 2; i <= n; i++) {
+		x = v[i]
+		for (j = i - 1; j >= 1 && v[j] > x; j--)
+			v[j + 1] = v[j]
+		v[j + 1] = x
+	}
+	if (!n)
+		return 0
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function kv(s, k,    a, n, i) {
+	n = split(s, a, " ")
+	for (i = 1; i <= n; i++)
+		if (index(a[i], k "=") == 1)
+			return substr(a[i], length(k) + 2)
+	return ""
+}
+
+$1 == "rxe-connect" {
+	if (!($4 in seen_step)) { seen_step[$4] = 1; steps[++nsteps] = $4 }
+	us[$2, $3, $4] = $5
+	if ($3 > maxround) maxround = $3
+	next
+}
+$1 == "mads" {
+	if (!($2 in seen_sc)) { seen_sc[$2] = 1; scs[++nscs] = $2 }
+	if (!($4 in seen_cl)) { seen_cl[$4] = 1; cls[++ncls] = $4 }
+	k = $2 SUBSEP $4
+	mad[k, ++madn[k]] = $5
+	next
+}
+$1 == "rsa" {
+	if (!($2 in seen_rsa)) { seen_rsa[$2] = 1; rsas[++nrsas] = $2 }
+	k = $2
+	i = ++rsan[k]
+	rsa_ns[k, i] = kv($0, "ns")
+	rsa_q[k] = kv($0, "n")
+	rsa_req[k] = kv($0, "requesters")
+	rsa_busy[k] += kv($0, "busy")
+	rsa_saq[k, i] = kv($0, "sa_queries")
+	next
+}
+$1 == "apm" {
+	if (!($2 in seen_apm)) { seen_apm[$2] = 1; apms[++napms] = $2 }
+	i = ++apmn[$2]
+	apm_f[$2, i] = kv($0, "to_alt_ns")
+	apm_r[$2, i] = kv($0, "rearm_ns")
+	next
+}
+$1 == "scale" { scale[$2] = $3; nscale++; next }
+$1 == "dkms" { dkms_ms = $3; dkms_line = $0; next }
+
+END {
+	if (nsteps) {
+		printf "\n== connection setup over Soft-RoCE: cmtime, us per connection, in-tree CM stack vs overlay\n"
+		printf "   same boot, %d rounds alternating the order; ratio = overlay / in-tree, geometric mean of\n", maxround
+		printf "   the per-round ratios with its 95%% confidence interval (t, n-1 degrees of freedom)\n"
+		printf "   %-14s %12s %12s %8s %20s\n", "step", "in-tree med", "overlay med", "ratio", "95% CI"
+		for (s = 1; s <= nsteps; s++) {
+			st = steps[s]; n = 0; sum = 0; sq = 0; ni = 0; no = 0
+			delete vi; delete vo
+			for (r = 1; r <= maxround; r++) {
+				a = us["in-tree", r, st]; b = us["overlay", r, st]
+				if (a != "") vi[++ni] = a
+				if (b != "") vo[++no] = b
+				if (a == "" || b == "" || a <= 0 || b <= 0) continue
+				l = log(b / a); n++; sum += l; sq += l * l
+			}
+			mi = median(vi, ni); mo = median(vo, no)
+			if (n >= 2) {
+				m = sum / n; sd = sqrt((sq - n * m * m) / (n - 1)); h = t95(n - 1) * sd / sqrt(n)
+				printf "   %-14s %12.1f %12.1f %8.2f %9.2f - %-8.2f\n", st, mi, mo, exp(m), exp(m - h), exp(m + h)
+			} else {
+				printf "   %-14s %12.1f %12.1f %8s %20s\n", st, mi, mo, n ? sprintf("%.2f", exp(sum)) : "-", "(one round)"
+			}
+		}
+		printf "   target (issue 16): each interval includes 1.00 or lies below it\n"
+	}
+	if (nscs) {
+		printf "\n== management MADs on the wire per connection (simfab routed.topo, capture; median of rounds)\n"
+		printf "   connect + disconnect through rdma_ucm, AF_IB, no QPs; each MAD counted once\n"
+		printf "   %-14s", "scenario"
+		for (c = 1; c <= ncls; c++) printf " %10s", cls[c]
+		printf "  %s\n", "(rounds alike?)"
+		for (s = 1; s <= nscs; s++) {
+			sc = scs[s]; printf "   %-14s", sc
+			alike = 1
+			for (c = 1; c <= ncls; c++) {
+				k = sc SUBSEP cls[c]; n = madn[k]
+				delete v
+				for (i = 1; i <= n; i++) { v[i] = mad[k, i]; if (v[i] != mad[k, 1]) alike = 0 }
+				med[sc, cls[c]] = median(v, n)
+				printf " %10g", med[sc, cls[c]]
+			}
+			printf "  %s\n", alike ? "yes" : "no"
+		}
+		if (("same-subnet", "total") in med && ("routed-cold", "total") in med) {
+			printf "   target relations, as measured:\n"
+			d = med["routed-warm", "total"] - med["same-subnet", "total"]
+			printf "     warm routed = same-subnet:         %g = %g  (difference %+g) %s\n",
+				med["routed-warm", "total"], med["same-subnet", "total"], d, d == 0 ? "holds" : "DOES NOT HOLD"
+			rt = med["routed-cold", "remote-sa"]; sb = med["routed-cold", "sa-on-B"] - med["same-subnet", "sa-on-B"]
+			d = med["routed-cold", "total"] - med["same-subnet", "total"]
+			printf "     cold routed = same-subnet + one remote-SA round trip (2) + one SA query on B (2):\n"
+			printf "                                        %g = %g + %g + %g (rest %+g) %s\n",
+				med["routed-cold", "total"], med["same-subnet", "total"], rt, sb, d - rt - sb,
+				rt == 2 && sb == 2 && d == 4 ? "holds" : "DOES NOT HOLD"
+		}
+	}
+	if (nrsas) {
+		printf "\n== ib_remote_sa against a local SA PathRecord query (simfab routed.topo, same boot; median of rounds)\n"
+		printf "   %-17s %4s %6s %11s %11s %10s %8s\n", "scenario", "req", "n", "us/query", "queries/s", "vs SA", "SA on B"
+		for (s = 1; s <= nrsas; s++) {
+			k = rsas[s]; n = rsan[k]
+			delete v; delete w
+			for (i = 1; i <= n; i++) { v[i] = rsa_ns[k, i]; w[i] = rsa_saq[k, i] }
+			ns = median(v, n); q = rsa_q[k]
+			uq[k] = q ? ns / q / 1000 : 0; qps[k] = ns ? q / (ns / 1e9) : 0
+			saq = median(w, n)
+		}
+		for (s = 1; s <= nrsas; s++) {
+			k = rsas[s]
+			base = k ~ /parallel/ ? "sa-parallel" : "sa-serial"
+			if (k ~ /parallel/)
+				vs = qps[base] ? sprintf("%.2fx q/s", qps[k] / qps[base]) : "-"
+			else
+				vs = uq[base] ? sprintf("%.2fx", uq[k] / uq[base]) : "-"
+			delete w
+			for (i = 1; i <= rsan[k]; i++) w[i] = rsa_saq[k, i]
+			printf "   %-17s %4d %6d %11.1f %11.0f %10s %8g\n", k, rsa_req[k], rsa_q[k], uq[k], qps[k], vs, median(w, rsan[k])
+		}
+		printf "   serial: us/query relative to sa-serial; parallel: queries/s relative to sa-parallel\n"
+		printf "   (remote-*: client cache off; cache-hit-serial: every query answered from a1's cache)\n"
+	}
+	if (napms) {
+		printf "\n== APM in simfab (ib_cm, RC QPs, alternate on the dual-ported host's second port; median of rounds)\n"
+		printf "   %-12s %6s %22s %22s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)"
+		for (s = 1; s <= napms; s++) {
+			k = apms[s]; n = apmn[k]
+			delete v; delete w
+			for (i = 1; i <= n; i++) { v[i] = apm_f[k, i]; w[i] = apm_r[k, i] }
+			printf "   %-12s %6d %22.1f %22.1f\n", k, n, median(v, n) / 1e6, median(w, n) / 1e6
+		}
+		printf "   apm-auto: linkdown of the primary under traffic, no reconnect (1 + retry_cnt tries on the\n"
+		printf "   primary, then the alternate); apm-manual: a requested migration, nothing to detect\n"
+	}
+	if (nscale) {
+		printf "\n== scale: concurrent routed connections a1 -> b1 (simfab routed.topo, rdma_ucm, no QPs: no data traffic)\n"
+		printf "   %d of %d ESTABLISHED at once in %s s (%d processes); %d cm_ids open\n",
+			scale["established"], scale["wanted"], scale["seconds"], scale["processes"], scale["cm-ids-open"]
+		printf "   kernel unreclaimable slab: %d kB before, %d kB with them open: %d bytes per connection\n",
+			scale["sunreclaim-kb-before"], scale["sunreclaim-kb-open"], scale["bytes-per-connection"]
+		printf "   after closing: %d cm_ids left; after unloading the CM modules and ib_remote_sa: %d kB\n",
+			scale["cm-ids-left"], scale["sunreclaim-kb-after-unload"]
+	}
+	if (dkms_ms != "") {
+		printf "\n== DKMS build of the overlay for one kernel (private dkms tree, cold source cache)\n"
+		printf "   dkms build: %.1f s (%s, %s at the start)\n", dkms_ms / 1000, kv(dkms_line, "modules") " modules", "load " kv(dkms_line, "load")
+	}
+}
