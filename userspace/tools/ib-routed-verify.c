@@ -942,8 +942,15 @@ static void check_klog(struct verify *v)
 	struct ibr_list log = { 0 }, cm = { 0 }, deps = { 0 }, failed = { 0 }, loaded = { 0 };
 	char why[512] = "";
 	int have_log = ibr_klog_read(&v->sys, &log, why, sizeof(why)) == 0;
-	static const char *const bad[] = {
-		"disagrees about version of symbol", "Oops", "BUG:", "WARNING:",
+	/*
+	 * The kernel's own reports start their line: "Oops: ...", "BUG: ...",
+	 * and a WARN() splat's "WARNING: CPU: N PID: N at ...". Anywhere else a
+	 * "WARNING:" is some driver's or the CPU mitigation code's free text
+	 * ("Speculative Return Stack Overflow: WARNING: See ..." on affected
+	 * AMD CPUs), not trouble of the RDMA stack.
+	 */
+	static const char *const bad_start[] = {
+		"Oops", "BUG:", "WARNING: CPU:",
 	};
 	const char *first = NULL, *firstfail = NULL;
 	size_t nbad = 0;
@@ -998,14 +1005,17 @@ static void check_klog(struct verify *v)
 	if (!have_log) {
 		report(v, "kernel-log", SEV_WARN, "cannot read the kernel log: %s", why);
 	} else {
-		for (size_t j = 0; j < log.n; j++)
-			for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
-				if (strstr(log.v[j], bad[b])) {
-					if (!first)
-						first = log.v[j];
-					nbad++;
-					break;
-				}
+		for (size_t j = 0; j < log.n; j++) {
+			int is_bad = strstr(log.v[j], "disagrees about version of symbol") != NULL;
+
+			for (size_t b = 0; !is_bad && b < sizeof(bad_start) / sizeof(bad_start[0]); b++)
+				is_bad = strncmp(log.v[j], bad_start[b], strlen(bad_start[b])) == 0;
+			if (is_bad) {
+				if (!first)
+					first = log.v[j];
+				nbad++;
+			}
+		}
 		if (nbad)
 			report(v, "kernel-log", SEV_ERROR, "%zu line%s of trouble, the first: \"%s\"", nbad,
 			       nbad == 1 ? "" : "s", first);
