@@ -332,12 +332,14 @@ fi
 # through RA. The passive id gets none of the events. wait_ms: the
 # loaded alternate's Local ACK Timeout comes from the path's packet
 # lifetime (2^22 x 4.096 us, about 17 s, not rdma_set_ack_timeout()'s),
-# which the QP waits once before it migrates back.
+# and the QP waits it out on each of its 1 + RETRY tries before it
+# migrates back: about 70 s, which a 60 s wait missed by a fraction of a
+# second in one CI run.
 if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 	echo clear >$D/ctl
 	_m=$(dmesg_mark)
-	if timeout 240 modprobe simfab_rc_test cases=cma-lap "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
-		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY cma_notify=0 wait_ms=60000 \
+	if timeout 330 modprobe simfab_rc_test cases=cma-lap "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY cma_notify=0 wait_ms=150000 \
 		fail_ctl="router+$RA+down" restore_ctl="router+$RA+up" \
 		fail_alt_ctl="router+$RB+down" restore_alt_ctl="router+$RB+up"; then
 		rmmod simfab_rc_test
