@@ -41,10 +41,6 @@ if ! has_mod ib_remote_sa || ! has_mod simfab_rsa_test; then
 	exit 0
 fi
 
-trouble() {
-	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
-}
-
 mark=$(dmesg_mark)
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 ! mod_loaded simfab || rmmod simfab

@@ -50,12 +50,6 @@ if ! has_mod ib_remote_sa || ! has_mod simfab_rsa_test; then
 	exit 0
 fi
 
-# Kernel trouble, less the taint note of the first out-of-tree module when
-# this test runs alone.
-trouble() {
-	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
-}
-
 mark=$(dmesg_mark)
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 ! mod_loaded simfab || rmmod simfab

@@ -164,6 +164,12 @@ cm_ids() {
 	rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# trouble FILE...: kernel trouble in a dmesg excerpt, less the taint note of
+# the first out-of-tree module when a test runs alone.
+trouble() {
+	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
+}
+
 # sf_load_topo TOPOFILE MODULE...: the MODULEs loaded, then simfab
 # (re)loaded with TOPOFILE's topology (one line, as the image has them),
 # the default topology left in modprobe.d, debugfs mounted, and the
