@@ -287,16 +287,25 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_end pathset:lap-loaded-on-connected-id $o $c
 	# b1 takes no LAP for a connection that did not opt in (its QP is
 	# userspace's): APR Unsupported (2), ALT_PATH_ERROR 2 at a1; b1's id
-	# gets no event, not even PATH_MIGRATED after a NOTIFY.
+	# gets no event. The refused path is nobody's alternate: neither
+	# side's INIT_QP_ATTR(RTS) has one to load (mask 0), and a NOTIFY
+	# has nothing to migrate to (EINVAL, no PATH_MIGRATED, the primary
+	# kept: b1's RTR attributes still name RA).
 	# shellcheck disable=SC2086
 	lapconn lap-unsupported 7505 0 "$ALT" "$ALT_RET" 'set-path id=cli' \
 		'wait ALT_PATH_ERROR id=cli status=2' 'none ALT_PATH_LOADED id=conn timeout=2000' \
-		'notify id=conn' 'none PATH_MIGRATED id=conn timeout=2000' 'none ALT_PATH_ERROR id=conn timeout=0'
+		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' 'tag' \
+		'!notify id=conn' 'none PATH_MIGRATED id=conn timeout=2000' 'none ALT_PATH_ERROR id=conn timeout=0' \
+		'tag conn-rtr' 'qp-attr rtr id=conn' 'tag'
 	rc=$?
 	c=/tmp/sfp-lap-unsupported.cap o=/tmp/sfp-lap-unsupported.out
 	chk_begin
 	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
 	chk apr-status "$(aprst $c)" 2
+	chk_num pas-no-alt-mask "$(out $o conn-rts.qp_attr.mask)" 0
+	chk_num act-no-alt-mask "$(out $o cli-rts.qp_attr.mask)" 0
+	chk_num notify-refused "$(grep -c '^expected-failure NOTIFY PATH_MIG errno=22 ' $o)" 1
+	chk_num pas-dlid-kept "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
 	chk_end pathset:lap-rejected-error-event $o $c
 	# A LAP lost on the wire (a peer that never answers, as 6.1):
 	# ALT_PATH_ERROR -ETIMEDOUT after one try, then EOPNOTSUPP.
