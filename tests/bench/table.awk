@@ -155,7 +155,7 @@ END {
 	}
 	if (napms) {
 		printf "\n== APM in simfab (ib_cm, RC QPs, no reconnect; median of rounds, simfab reloaded with each topology in turn)\n"
-		printf "   %-12s %6s %22s %22s %9s %9s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)", "ratio", "ratio"
+		printf "   %-12s %6s %22s %22s %14s %12s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)", "failover ratio", "re-arm ratio"
 		for (s = 1; s <= napms; s++) {
 			k = apms[s]; n = apmn[k]
 			delete v; delete w
@@ -168,7 +168,7 @@ END {
 				rf = sprintf("%.2f", apm_mf[k] / apm_mf["apm-auto"])
 				rr = sprintf("%.2f", apm_mr[k] / apm_mr["apm-auto"])
 			}
-			printf "   %-12s %6d %22.1f %22.1f %9s %9s\n", k, apmn[k], apm_mf[k], apm_mr[k], rf, rr
+			printf "   %-12s %6d %22.1f %22.1f %14s %12s\n", k, apmn[k], apm_mf[k], apm_mr[k], rf, rr
 		}
 		printf "   apm-manual: a requested migration, nothing to detect; apm-auto: linkdown of the primary\n"
 		printf "   under traffic (1 + retry_cnt tries on the primary, then the alternate); both on one subnet, the\n"
@@ -187,18 +187,18 @@ END {
 	}
 	if (nsq) {
 		printf "\n== scale with data traffic: concurrent routed connections a1 -> b1 in the kernel (rdma_cm, AF_IB, an RC QP each)\n"
-		printf "   %d of %d ESTABLISHED at once in %.1f s (addresses %.1f s, routes %.1f s, connects %.1f s); %d QPs, %d cm_ids open\n",
-			sqp["established"], sqp["wanted"], sqp["total_ms"] / 1000, sqp["addr_ms"] / 1000, sqp["route_ms"] / 1000,
-			sqp["connect_ms"] / 1000, sqp["qps-open"], sqp["cm-ids-open"]
+		printf "   %d of %d ESTABLISHED at once in %d ms (addresses %d ms, routes %d ms, connects %d ms); %d QPs, %d cm_ids open\n",
+			sqp["established"], sqp["wanted"], sqp["total_ms"], sqp["addr_ms"], sqp["route_ms"],
+			sqp["connect_ms"], sqp["qps-open"], sqp["cm-ids-open"]
 		printf "   traffic on every connection (a SEND each way, an RDMA WRITE; all posted, then polled): %d of %d\n",
 			sqp["traffic-completions"], sqp["traffic-wanted"]
-		printf "   completions good, %d messages, %d bytes in %.1f s\n", sqp["messages"], sqp["bytes"], sqp["traffic-ms"] / 1000
+		printf "   completions good, %d messages, %d bytes in %d ms\n", sqp["messages"], sqp["bytes"], sqp["traffic-ms"]
 		printf "   kernel unreclaimable slab: %d kB before, %d kB with them open: %d bytes per connection (both ends, QPs included)",
 			sqp["sunreclaim-kb-before"], sqp["sunreclaim-kb-open"], sqp["bytes-per-connection"]
 		if (scale["bytes-per-connection"] > 0)
 			printf "; %.2fx rdma_ucm's without QPs", sqp["bytes-per-connection"] / scale["bytes-per-connection"]
-		printf "\n   disconnected: %d of %d ends in %.1f s; left after destroying: %s;\n", sqp["disconnected"],
-			2 * sqp["established"], sqp["disconnect-ms"] / 1000, substr(sq_left, length("scale-qp left ") + 1)
+		printf "\n   disconnected: %d of %d ends in %d ms; left after destroying: %s;\n", sqp["disconnected"],
+			2 * sqp["established"], sqp["disconnect-ms"], substr(sq_left, length("scale-qp left ") + 1)
 		printf "   after unloading the CM modules and ib_remote_sa: %d kB\n", sqp["sunreclaim-kb-after-unload"]
 	}
 	if (dkms_ms != "") {

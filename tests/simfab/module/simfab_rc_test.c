@@ -2032,9 +2032,9 @@ static int t_sc_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct t_sc_end *e;
 	u32 i;
 
-	if (!pd || ev->param.conn.private_data_len < sizeof(*pd) ||
-	    be32_to_cpu(pd->magic) != T_SC_MAGIC ||
-	    (i = be32_to_cpu(pd->idx)) >= conns || t_sc.c[i].p.id) {
+	i = pd && ev->param.conn.private_data_len >= sizeof(*pd) &&
+	    be32_to_cpu(pd->magic) == T_SC_MAGIC ? be32_to_cpu(pd->idx) : conns;
+	if (i >= conns || t_sc.c[i].p.id) {
 		t_sc_bad(NULL, ev);
 		return 1;	/* rdma_cm destroys the id */
 	}
