@@ -6,6 +6,7 @@
 #   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
 #   apm CASE ROUND to_alt_ns=N rearm_ns=N
 #   scale KEY VALUE
+#   scale-qp KEY VALUE
 #   dkms build MS modules=N load=L
 
 # Student's t, two-sided 95%, by degrees of freedom (1..30; normal beyond).
@@ -67,6 +68,7 @@ $1 == "apm" {
 	next
 }
 $1 == "scale" { scale[$2] = $3; nscale++; next }
+$1 == "scale-qp" { sqp[$2] = $3; if ($2 == "left") sq_left = $0; nsq++; next }
 $1 == "dkms" { dkms_ms = $3; dkms_line = $0; next }
 
 END {
@@ -152,16 +154,27 @@ END {
 		printf "   (remote-*: client cache off; cache-hit-serial: every query answered from a1's cache)\n"
 	}
 	if (napms) {
-		printf "\n== APM in simfab (ib_cm, RC QPs, alternate on the dual-ported host's second port; median of rounds)\n"
-		printf "   %-12s %6s %22s %22s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)"
+		printf "\n== APM in simfab (ib_cm, RC QPs, no reconnect; median of rounds, simfab reloaded with each topology in turn)\n"
+		printf "   %-12s %6s %22s %22s %14s %12s\n", "case", "rounds", "to traffic on alt (ms)", "re-arm to ARMED (ms)", "failover ratio", "re-arm ratio"
 		for (s = 1; s <= napms; s++) {
 			k = apms[s]; n = apmn[k]
 			delete v; delete w
 			for (i = 1; i <= n; i++) { v[i] = apm_f[k, i]; w[i] = apm_r[k, i] }
-			printf "   %-12s %6d %22.1f %22.1f\n", k, n, median(v, n) / 1e6, median(w, n) / 1e6
+			apm_mf[k] = median(v, n) / 1e6; apm_mr[k] = median(w, n) / 1e6
 		}
-		printf "   apm-auto: linkdown of the primary under traffic, no reconnect (1 + retry_cnt tries on the\n"
-		printf "   primary, then the alternate); apm-manual: a requested migration, nothing to detect\n"
+		for (s = 1; s <= napms; s++) {
+			k = apms[s]; rf = "-"; rr = "-"
+			if (k == "routed-auto" && apm_mf["apm-auto"] > 0 && apm_mr["apm-auto"] > 0) {
+				rf = sprintf("%.2f", apm_mf[k] / apm_mf["apm-auto"])
+				rr = sprintf("%.2f", apm_mr[k] / apm_mr["apm-auto"])
+			}
+			printf "   %-12s %6d %22.1f %22.1f %14s %12s\n", k, apmn[k], apm_mf[k], apm_mr[k], rf, rr
+		}
+		printf "   apm-manual: a requested migration, nothing to detect; apm-auto: linkdown of the primary\n"
+		printf "   under traffic (1 + retry_cnt tries on the primary, then the alternate); both on one subnet, the\n"
+		printf "   alternate on the dual-ported host's second port. routed-auto: a1 -> b1 across the first router,\n"
+		printf "   the alternate through the second, the first router down under traffic; ratios = routed-auto /\n"
+		printf "   apm-auto (failover, re-arm), medians of the same rounds\n"
 	}
 	if (nscale) {
 		printf "\n== scale: concurrent routed connections a1 -> b1 (simfab routed.topo, rdma_ucm, no QPs: no data traffic)\n"
@@ -171,6 +184,22 @@ END {
 			scale["sunreclaim-kb-before"], scale["sunreclaim-kb-open"], scale["bytes-per-connection"]
 		printf "   after closing: %d cm_ids left; after unloading the CM modules and ib_remote_sa: %d kB\n",
 			scale["cm-ids-left"], scale["sunreclaim-kb-after-unload"]
+	}
+	if (nsq) {
+		printf "\n== scale with data traffic: concurrent routed connections a1 -> b1 in the kernel (rdma_cm, AF_IB, an RC QP each)\n"
+		printf "   %d of %d ESTABLISHED at once in %d ms (addresses %d ms, routes %d ms, connects %d ms); %d QPs, %d cm_ids open\n",
+			sqp["established"], sqp["wanted"], sqp["total_ms"], sqp["addr_ms"], sqp["route_ms"],
+			sqp["connect_ms"], sqp["qps-open"], sqp["cm-ids-open"]
+		printf "   traffic on every connection (a SEND each way, an RDMA WRITE; all posted, then polled): %d of %d\n",
+			sqp["traffic-completions"], sqp["traffic-wanted"]
+		printf "   completions good, %d messages, %d bytes in %d ms\n", sqp["messages"], sqp["bytes"], sqp["traffic-ms"]
+		printf "   kernel unreclaimable slab: %d kB before, %d kB with them open: %d bytes per connection (both ends, QPs included)",
+			sqp["sunreclaim-kb-before"], sqp["sunreclaim-kb-open"], sqp["bytes-per-connection"]
+		if (scale["bytes-per-connection"] > 0)
+			printf "; %.2fx rdma_ucm's without QPs", sqp["bytes-per-connection"] / scale["bytes-per-connection"]
+		printf "\n   disconnected: %d of %d ends in %d ms; left after destroying: %s;\n", sqp["disconnected"],
+			2 * sqp["established"], sqp["disconnect-ms"], substr(sq_left, length("scale-qp left ") + 1)
+		printf "   after unloading the CM modules and ib_remote_sa: %d kB\n", sqp["sunreclaim-kb-after-unload"]
 	}
 	if (dkms_ms != "") {
 		printf "\n== DKMS build of the overlay for one kernel (private dkms tree, cold source cache)\n"

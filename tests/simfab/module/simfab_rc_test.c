@@ -17,6 +17,7 @@
  */
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/delay.h>
 #include <linux/completion.h>
 #include <linux/inet.h>
@@ -34,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, ip");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -113,6 +114,24 @@ MODULE_PARM_DESC(pas_ns, "ip: a pid in the passive side's netns (0: init)");
 static int addr_timeout = 3000;
 module_param(addr_timeout, int, 0444);
 MODULE_PARM_DESC(addr_timeout, "ip: rdma_resolve_addr() timeout in ms");
+static int cm_timeout = 20;
+module_param(cm_timeout, int, 0444);
+MODULE_PARM_DESC(cm_timeout, "ib_cm cases: the REQ's remote/local CM response timeout (4.096 us x 2^N; 20 as rdma_cm)");
+static int cm_retries = 15;
+module_param(cm_retries, int, 0444);
+MODULE_PARM_DESC(cm_retries, "ib_cm cases: the REQ's max CM retries (15 as rdma_cm)");
+static int flap_ms;
+module_param(flap_ms, int, 0444);
+MODULE_PARM_DESC(flap_ms, "ibcm-flap: restore_ctl this long after the REQ went out (0: only after the REQ's last try)");
+static int conns = 1000;
+module_param(conns, int, 0444);
+MODULE_PARM_DESC(conns, "scale: rdma_cm connections with RC QPs open at once");
+static int hold_ms;
+module_param(hold_ms, int, 0444);
+MODULE_PARM_DESC(hold_ms, "scale: with every connection open, wait up to this long for 'release' (a guest test measures meanwhile)");
+static bool release;
+module_param(release, bool, 0644);
+MODULE_PARM_DESC(release, "scale: written Y by the guest test to end the hold");
 
 #define T_MSG		256
 #define T_NRECV		32
@@ -157,6 +176,7 @@ struct t_side {
 	int cma_alt_status;
 	bool drep;
 	bool disconnected;		/* rdma_cm DISCONNECTED */
+	int req_send_status;		/* IB_CM_REQ_ERROR's send status */
 };
 
 #define T_SEND_OFF	(T_NRECV * T_MSG)
@@ -180,6 +200,9 @@ static int (*t_cma_lap)(struct rdma_cm_id *id, const struct sa_path_rec *alt,
 			const struct sa_path_rec *alt_in);
 /* t_cma_connect(): the active id takes the APM events */
 static bool t_act_apm;
+/* t_ibcm_connect(): fail_ctl just before the REQ, restore_ctl flap_ms after */
+static bool t_req_flap;
+static int t_ctl(const char *cmd);
 
 /* ib-routed's LAP/APR calls, looked up in t_case_lap() (symbol_get) */
 static int (*t_lap_enable)(struct ib_cm_id *cm_id);
@@ -814,6 +837,14 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 	case IB_CM_DREP_RECEIVED:
 		s->drep = true;
 		break;
+	case IB_CM_REQ_ERROR:
+		/* No REP after every try (cm.c cm_process_send_error) */
+		s->req_send_status = ev->param.send_status;
+		pr_info("# %s %s req_unanswered send_status=%d\n", t_case,
+			s->name, ev->param.send_status);
+		t_step(s, ev->param.send_status == IB_WC_RESP_TIMEOUT_ERR ?
+			  -ETIMEDOUT : -EIO);
+		break;
 	case IB_CM_TIMEWAIT_EXIT:
 	case IB_CM_DREQ_ERROR:
 		break;
@@ -935,10 +966,10 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
 	struct ib_cm_req_param req = {
 		.service_id = cpu_to_be64(T_SID), .qp_type = IB_QPT_RC,
 		.starting_psn = 0x200, .responder_resources = 1,
-		.initiator_depth = 1, .remote_cm_response_timeout = 20,
-		.local_cm_response_timeout = 20, .flow_control = 1,
+		.initiator_depth = 1, .remote_cm_response_timeout = cm_timeout,
+		.local_cm_response_timeout = cm_timeout, .flow_control = 1,
 		.retry_count = retry, .rnr_retry_count = 7,
-		.max_cm_retries = 15,
+		.max_cm_retries = cm_retries,
 	};
 	struct ib_qp_attr at = {};
 	struct ib_qp_init_attr qa;
@@ -1028,8 +1059,15 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
 		t_lap_enable(p->listen_cm);
 		t_lap_enable(a->cm);
 	}
+	if (t_req_flap)
+		t_ctl(fail_ctl);
 	ret = t_send_req(a->cm, &req, with_alt && t_ret ? alt_in : NULL);
 	pr_info("# %s send_req ret=%d\n", t_case, ret);
+	if (!ret && t_req_flap && flap_ms > 0) {
+		/* back before the CM's retry (timeout_ms, cm.c) */
+		msleep(flap_ms);
+		t_ctl(restore_ctl);
+	}
 	if (!ret)
 		ret = t_wait_step(a);
 	if (!ret)
@@ -1863,6 +1901,514 @@ out:
 		put_net(pn);
 }
 
+/* ---- ibcm-flap: the router of the path goes down as the REQ is sent ---- */
+
+/*
+ * ibcm-flap: an ib_cm connection (as ibcm, cm_timeout/cm_retries for the
+ * REQ) whose path's router goes down (fail_ctl) just before the REQ
+ * goes out, so that the REQ is lost. With flap_ms the router comes back
+ * (restore_ctl) that long after, before the CM's retry: the REQ goes
+ * again and the connection is made, traffic both ways. Without it the
+ * router stays down through every try: IB_CM_REQ_ERROR with
+ * IB_WC_RESP_TIMEOUT_ERR, nothing at the passive side; then restore_ctl.
+ * The guest test (simfab-faults) reads the tries on the wire and in
+ * ib_cm's counters.
+ */
+static void t_case_ibcm_flap(void)
+{
+	int ret = t_setup(false);
+	ktime_t t0 = ktime_get();
+
+	t_req_flap = true;
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, false);
+	t_req_flap = false;
+	pr_info("# %s connect ret=%d ms=%lld flap_ms=%d cm_timeout=%d cm_retries=%d send_status=%d\n",
+		t_case, ret, ktime_ms_delta(ktime_get(), t0), flap_ms,
+		cm_timeout, cm_retries, t_act.req_send_status);
+	if (flap_ms > 0) {
+		t_result(!ret, "connect-after-retry",
+			 "no connection after the router came back");
+		if (!ret) {
+			t_traffic("act-to-pas", &t_act, &t_pas);
+			t_traffic("pas-to-act", &t_pas, &t_act);
+		}
+	} else {
+		t_result(ret == -ETIMEDOUT &&
+			 t_act.req_send_status == IB_WC_RESP_TIMEOUT_ERR &&
+			 !t_pas.cm, "req-unanswered",
+			 "want IB_CM_REQ_ERROR with IB_WC_RESP_TIMEOUT_ERR and no REQ at the passive side");
+		t_ctl(restore_ctl);
+	}
+	t_teardown();
+}
+
+/* ---- scale: many rdma_cm connections with RC QPs, traffic on each ----- */
+
+#define T_SC_MSG	256
+#define T_SC_PORT	7302
+#define T_SC_MAGIC	0x53464353	/* "SFCS", the REQ's private data */
+
+struct t_sc_conn;
+
+struct t_sc_end {
+	struct t_sc_conn *c;
+	struct rdma_cm_id *id;
+	struct ib_qp *qp;
+	u8 *buf;		/* recv slot, send slot, RDMA area */
+	bool passive, established;
+};
+
+struct t_sc_conn {
+	u32 idx;
+	struct t_sc_end a, p;
+};
+
+/*
+ * The REQ's private data. Its first bytes stay 0: rdma_cm reads an AF_IB
+ * REQ's private data as a cma_hdr first (cma.c cma_save_ip_info) and
+ * rejects the REQ unless the version is 0 and the IP version neither 4
+ * nor 6.
+ */
+struct t_sc_pdata {
+	__be32 hdr, magic, idx;
+};
+
+static struct {
+	struct t_sc_conn *c;
+	u8 *bufs;
+	struct ib_cq *acq, *pcq;
+	struct rdma_cm_id *listen;
+	wait_queue_head_t wq;
+	atomic_t addr, route, est_act, est_pas, disc_act, disc_pas, bad;
+	int reported;
+} t_sc;
+
+static void t_sc_bad(struct t_sc_end *e, struct rdma_cm_event *ev)
+{
+	atomic_inc(&t_sc.bad);
+	if (t_sc.reported++ < 5)
+		pr_info("# %s %s %d rdma_cm event %s status %d\n", t_case,
+			e && e->passive ? "pas" : "act", e ? e->c->idx : -1,
+			rdma_event_msg(ev->event), ev->status);
+}
+
+static void t_sc_qp_attr(struct ib_cq *cq, struct ib_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->send_cq = cq;
+	qa->recv_cq = cq;
+	qa->qp_type = IB_QPT_RC;
+	qa->sq_sig_type = IB_SIGNAL_ALL_WR;
+	qa->cap.max_send_wr = 4;
+	qa->cap.max_recv_wr = 2;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
+static int t_sc_post_recv(struct t_sc_end *e)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)e->buf, .length = T_SC_MSG,
+		.lkey = e->qp->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_id = (u64)e->c->idx << 2 | 3, .sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(e->qp, &wr, NULL);
+}
+
+/* CONNECT_REQUEST at the listener: the connection its private data names */
+static int t_sc_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	const struct t_sc_pdata *pd = ev->param.conn.private_data;
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+	};
+	struct ib_qp_init_attr qa;
+	struct t_sc_end *e;
+	u32 i;
+
+	i = pd && ev->param.conn.private_data_len >= sizeof(*pd) &&
+	    be32_to_cpu(pd->magic) == T_SC_MAGIC ? be32_to_cpu(pd->idx) : conns;
+	if (i >= conns || t_sc.c[i].p.id) {
+		t_sc_bad(NULL, ev);
+		return 1;	/* rdma_cm destroys the id */
+	}
+	e = &t_sc.c[i].p;
+	t_sc_qp_attr(t_sc.pcq, &qa);
+	if (rdma_create_qp(id, t_pas.pd, &qa)) {
+		t_sc_bad(e, ev);
+		return 1;
+	}
+	e->qp = id->qp;
+	if (t_sc_post_recv(e)) {
+		rdma_destroy_qp(id);
+		e->qp = NULL;
+		t_sc_bad(e, ev);
+		return 1;
+	}
+	id->context = e;
+	e->id = id;
+	rdma_set_ack_timeout(id, ack_timeout);
+	if (rdma_accept(id, &cp))
+		t_sc_bad(e, ev);
+	return 0;
+}
+
+static int t_sc_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct t_sc_end *e = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return t_sc_request(id, ev);
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		atomic_inc(&t_sc.addr);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		atomic_inc(&t_sc.route);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		e->established = true;
+		atomic_inc(e->passive ? &t_sc.est_pas : &t_sc.est_act);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		atomic_inc(e->passive ? &t_sc.disc_pas : &t_sc.disc_act);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		t_sc_bad(e, ev);
+		break;
+	}
+	wake_up(&t_sc.wq);
+	return 0;
+}
+
+/*
+ * Until @cnt reaches @want, what has gone wrong makes up the rest, or
+ * nothing has moved for wait_ms; returns the count.
+ */
+static int t_sc_wait(atomic_t *cnt, int want)
+{
+	int now;
+
+	for (;;) {
+		now = atomic_read(cnt);
+		if (now >= want || now + atomic_read(&t_sc.bad) >= want)
+			return now;
+		if (!wait_event_timeout(t_sc.wq, atomic_read(cnt) != now,
+					msecs_to_jiffies(wait_ms)))
+			return atomic_read(cnt);
+	}
+}
+
+static int t_sc_send(struct t_sc_end *e, enum ib_wr_opcode op, u64 raddr,
+		     int kind)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(e->buf + T_SC_MSG), .length = T_SC_MSG,
+		.lkey = e->qp->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = (u64)e->c->idx << 2 | kind, .sg_list = &sge,
+			.num_sge = 1, .opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr,
+		.rkey = 0,	/* simfab: kernel virtual, any key */
+	};
+
+	return ib_post_send(e->qp, &wr.wr, NULL);
+}
+
+/* Each connection's pattern: its index and the direction. */
+static void t_sc_fill(u8 *p, u32 idx, u8 dir)
+{
+	memset(p, dir, T_SC_MSG);
+	memcpy(p, &idx, sizeof(idx));
+}
+
+static bool t_sc_same(const u8 *p, u32 idx, u8 dir)
+{
+	u8 want[T_SC_MSG];
+
+	t_sc_fill(want, idx, dir);
+	return !memcmp(p, want, T_SC_MSG);
+}
+
+/*
+ * A SEND each way and an RDMA WRITE from the active side on every
+ * established connection, all posted before any is polled; every
+ * completion checked (status, opcode, length, the connection's pattern).
+ * Returns the good completions; *want the expected number.
+ */
+static int t_sc_traffic(int n, int *want, int *bad_status)
+{
+	int i, good = 0, got = 0, idle = 0, k, done;
+	struct ib_cq *cqs[2] = { t_sc.acq, t_sc.pcq };
+	struct ib_qp_attr at = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE };
+	struct ib_wc wc[16];
+
+	*want = 0;
+	*bad_status = 0;
+	for (i = 0; i < n; i++) {
+		struct t_sc_conn *c = &t_sc.c[i];
+
+		if (!c->a.established || !c->p.established)
+			continue;
+		ib_modify_qp(c->p.qp, &at, IB_QP_ACCESS_FLAGS);
+		t_sc_fill(c->a.buf + T_SC_MSG, i, 0xa1);
+		t_sc_fill(c->p.buf + T_SC_MSG, i, 0xb1);
+		memset(c->p.buf + 2 * T_SC_MSG, 0, T_SC_MSG);
+		if (!t_sc_send(&c->a, IB_WR_SEND, 0, 0))
+			++*want;
+		if (!t_sc_send(&c->a, IB_WR_RDMA_WRITE,
+			       (uintptr_t)(c->p.buf + 2 * T_SC_MSG), 1))
+			++*want;
+		if (!t_sc_send(&c->p, IB_WR_SEND, 0, 2))
+			++*want;
+		*want += 2;	/* a receive each side */
+	}
+	while (got < *want && idle < wait_ms) {
+		done = 0;
+		for (k = 0; k < 2; k++) {
+			int m = ib_poll_cq(cqs[k], ARRAY_SIZE(wc), wc);
+
+			for (i = 0; i < m; i++) {
+				u32 idx = wc[i].wr_id >> 2;
+				int kind = wc[i].wr_id & 3;
+				struct t_sc_conn *c = idx < n ? &t_sc.c[idx] : NULL;
+				bool ok = c && wc[i].status == IB_WC_SUCCESS;
+
+				if (wc[i].status != IB_WC_SUCCESS && !*bad_status)
+					*bad_status = wc[i].status;
+				if (ok && kind == 3)	/* a receive */
+					ok = wc[i].opcode == IB_WC_RECV &&
+					     wc[i].byte_len == T_SC_MSG &&
+					     t_sc_same(k ? c->p.buf : c->a.buf,
+						       idx, k ? 0xa1 : 0xb1);
+				else if (ok && kind == 1)
+					ok = wc[i].opcode == IB_WC_RDMA_WRITE &&
+					     t_sc_same(c->p.buf + 2 * T_SC_MSG,
+						       idx, 0xa1);
+				else if (ok)
+					ok = wc[i].opcode == IB_WC_SEND;
+				good += ok;
+			}
+			got += m;
+			done += m;
+		}
+		if (!done) {
+			usleep_range(1000, 2000);
+			idle += 2;
+		} else {
+			idle = 0;
+		}
+	}
+	return good;
+}
+
+static void t_sc_fini(int n)
+{
+	int i;
+
+	for (i = 0; t_sc.c && i < n; i++) {
+		struct t_sc_end *ends[2] = { &t_sc.c[i].a, &t_sc.c[i].p };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			if (!ends[k]->id)
+				continue;
+			if (ends[k]->qp)
+				rdma_destroy_qp(ends[k]->id);
+			rdma_destroy_id(ends[k]->id);
+		}
+	}
+	if (t_sc.listen)
+		rdma_destroy_id(t_sc.listen);
+	if (!IS_ERR_OR_NULL(t_sc.acq))
+		ib_destroy_cq(t_sc.acq);
+	if (!IS_ERR_OR_NULL(t_sc.pcq))
+		ib_destroy_cq(t_sc.pcq);
+	vfree(t_sc.c);
+	vfree(t_sc.bufs);
+	memset(&t_sc, 0, sizeof(t_sc));
+}
+
+/*
+ * scale: "conns" AF_IB rdma_cm connections act -> pas (across a router
+ * on the routed topology) with an RC QP each (two CQs, one a side), all
+ * ESTABLISHED at once: every address resolution started, then every
+ * route, then every connect, each step waited for as a whole. With
+ * hold_ms the driver then waits for the guest test (bench-simfab-scale
+ * reads the kernel's memory) to write "release". Then traffic on every
+ * connection (t_sc_traffic), a disconnect of each from the active side
+ * (DISCONNECTED at both ends), and everything destroyed. Prints
+ * "# scale KEY=VALUE" figures. The test's own buffers are vmalloc'ed,
+ * so that the kernel's slab holds only what the stack allocates.
+ */
+static void t_case_scale(void)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = retry, .rnr_retry_count = 7,
+	};
+	struct ib_cq_init_attr ca = {};
+	int ret = t_setup(false), n = conns, i, est = 0, good = 0, want = 0;
+	int bad_st = 0, disc = 0, routed = 0;
+	struct sockaddr_ib src, dst;
+	struct ib_qp_init_attr qa;
+	s64 addr_ms = 0, route_ms = 0, conn_ms = 0, tr_ms = 0, disc_ms = 0;
+	ktime_t t0, t1;
+
+	memset(&t_sc, 0, sizeof(t_sc));
+	init_waitqueue_head(&t_sc.wq);
+	if (n < 1 || n > 16000)
+		ret = ret ?: -EINVAL;
+	if (!ret) {
+		t_sc.c = vzalloc(array_size(n, sizeof(*t_sc.c)));
+		t_sc.bufs = vzalloc(array_size(n, 5 * T_SC_MSG));
+		if (!t_sc.c || !t_sc.bufs)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		/* a receive and two sends a connection on the active side */
+		ca.cqe = 4 * n;
+		t_sc.acq = ib_create_cq(t_act.dev, NULL, NULL, NULL, &ca);
+		t_sc.pcq = ib_create_cq(t_pas.dev, NULL, NULL, NULL, &ca);
+		if (IS_ERR(t_sc.acq) || IS_ERR(t_sc.pcq))
+			ret = -ENOMEM;
+	}
+	for (i = 0; !ret && i < n; i++) {
+		struct t_sc_conn *c = &t_sc.c[i];
+
+		c->idx = i;
+		c->a.c = c;
+		c->p.c = c;
+		c->p.passive = true;
+		c->a.buf = t_sc.bufs + (size_t)i * 5 * T_SC_MSG;
+		c->p.buf = c->a.buf + 2 * T_SC_MSG;
+	}
+	if (!ret) {
+		t_sc.listen = rdma_create_id(&init_net, t_sc_handler, NULL,
+					     RDMA_PS_IB, IB_QPT_RC);
+		if (IS_ERR(t_sc.listen)) {
+			ret = PTR_ERR(t_sc.listen);
+			t_sc.listen = NULL;
+		}
+	}
+	t_sib(&dst, &t_pas.gid, T_SC_PORT);
+	t_sib(&src, &t_act.gid, 0);
+	if (!ret)
+		ret = rdma_bind_addr(t_sc.listen, (struct sockaddr *)&dst) ?:
+		      rdma_listen(t_sc.listen, 1024);
+	t_result(!ret, "listen", "setup, CQs or the listener failed");
+	if (ret)
+		goto out;
+
+	t0 = ktime_get();
+	for (i = 0; i < n; i++) {
+		struct t_sc_end *e = &t_sc.c[i].a;
+
+		e->id = rdma_create_id(&init_net, t_sc_handler, e, RDMA_PS_IB,
+				       IB_QPT_RC);
+		if (IS_ERR(e->id)) {
+			e->id = NULL;
+			atomic_inc(&t_sc.bad);
+			continue;
+		}
+		if (rdma_bind_addr(e->id, (struct sockaddr *)&src) ||
+		    rdma_resolve_addr(e->id, (struct sockaddr *)&src,
+				      (struct sockaddr *)&dst, 20000))
+			atomic_inc(&t_sc.bad);
+	}
+	t_sc_wait(&t_sc.addr, n);
+	t1 = ktime_get();
+	addr_ms = ktime_ms_delta(t1, t0);
+	atomic_set(&t_sc.bad, 0);
+	for (i = 0; i < n; i++)
+		if (t_sc.c[i].a.id && rdma_resolve_route(t_sc.c[i].a.id, 20000))
+			atomic_inc(&t_sc.bad);
+	routed = t_sc_wait(&t_sc.route, atomic_read(&t_sc.addr));
+	route_ms = ktime_ms_delta(ktime_get(), t1);
+	t1 = ktime_get();
+	atomic_set(&t_sc.bad, 0);
+	for (i = 0; i < n; i++) {
+		struct t_sc_end *e = &t_sc.c[i].a;
+		struct t_sc_pdata pd = {
+			.magic = cpu_to_be32(T_SC_MAGIC), .idx = cpu_to_be32(i),
+		};
+
+		if (!e->id)
+			continue;
+		cp.private_data = &pd;
+		cp.private_data_len = sizeof(pd);
+		t_sc_qp_attr(t_sc.acq, &qa);
+		if (rdma_create_qp(e->id, t_act.pd, &qa)) {
+			atomic_inc(&t_sc.bad);
+			continue;
+		}
+		e->qp = e->id->qp;
+		rdma_set_ack_timeout(e->id, ack_timeout);
+		if (t_sc_post_recv(e) || rdma_connect(e->id, &cp))
+			atomic_inc(&t_sc.bad);
+	}
+	t_sc_wait(&t_sc.est_act, routed);
+	t_sc_wait(&t_sc.est_pas, atomic_read(&t_sc.est_act));
+	conn_ms = ktime_ms_delta(ktime_get(), t1);
+	for (i = 0; i < n; i++)
+		est += t_sc.c[i].a.established && t_sc.c[i].p.established;
+	pr_info("# %s connections wanted=%d addr=%d route=%d established=%d act=%d pas=%d addr_ms=%lld route_ms=%lld connect_ms=%lld total_ms=%lld\n",
+		t_case, n, atomic_read(&t_sc.addr), routed, est,
+		atomic_read(&t_sc.est_act), atomic_read(&t_sc.est_pas),
+		addr_ms, route_ms, conn_ms, ktime_ms_delta(ktime_get(), t0));
+	t_result(est == n, "established", "not every connection ESTABLISHED at both ends");
+
+	if (hold_ms > 0) {
+		pr_info("# %s holding established=%d\n", t_case, est);
+		for (i = 0; i < hold_ms && !READ_ONCE(release); i += 100)
+			msleep(100);
+		pr_info("# %s released after_ms=%d by=%s\n", t_case, i,
+			READ_ONCE(release) ? "release" : "hold_ms");
+	}
+
+	t1 = ktime_get();
+	good = t_sc_traffic(n, &want, &bad_st);
+	tr_ms = ktime_ms_delta(ktime_get(), t1);
+	pr_info("# %s traffic completions=%d of=%d status=%d messages=%d bytes=%d ms=%lld\n",
+		t_case, good, want, bad_st, est * 3, est * 3 * T_SC_MSG, tr_ms);
+	t_result(est && good == want && want == 5 * est, "traffic",
+		 "a completion missing, with a bad status or with the wrong data");
+
+	/* DREQ from the active side; rdma_cm's passive side answers with
+	 * the DREP when its consumer disconnects too (cma.c rdma_disconnect).
+	 */
+	t1 = ktime_get();
+	atomic_set(&t_sc.bad, 0);
+	for (i = 0; i < n; i++)
+		if (t_sc.c[i].a.established)
+			rdma_disconnect(t_sc.c[i].a.id);
+	disc = t_sc_wait(&t_sc.disc_pas, est);
+	for (i = 0; i < n; i++)
+		if (t_sc.c[i].p.established)
+			rdma_disconnect(t_sc.c[i].p.id);
+	disc += t_sc_wait(&t_sc.disc_act, est);
+	disc_ms = ktime_ms_delta(ktime_get(), t1);
+	pr_info("# %s disconnected=%d of=%d ms=%lld\n", t_case, disc, 2 * est,
+		disc_ms);
+	t_result(disc == 2 * est, "disconnected",
+		 "want DISCONNECTED at both ends of every connection");
+out:
+	t_sc_fini(n);
+	t_teardown();
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -1900,6 +2446,10 @@ static int __init t_init(void)
 			t_case_lap_silent();
 		else if (!strcmp(c, "ip"))
 			t_case_ip();
+		else if (!strcmp(c, "ibcm-flap"))
+			t_case_ibcm_flap();
+		else if (!strcmp(c, "scale"))
+			t_case_scale();
 		else
 			t_result(false, "case", "unknown case");
 	}

@@ -5,13 +5,19 @@
 # once: how many got ESTABLISHED, how long that took, the kernel's
 # unreclaimable slab per connection (/proc/meminfo SUnreclaim, before and
 # with them all open), and that everything goes away: no cm_id left after
-# the processes end (rdma resource's counts), the CM modules and
-# ib_remote_sa unload. Connections
-# through rdma_ucm without QPs (simfab has no userspace verbs), so without
-# data traffic: the CM side of scale only. SCALE connections (kernel
-# command line ibr_bench_scale=N, default 1000) in processes of PER
-# connections each (simfab-cm has 32 ids). Printed as
-#   # bench scale KEY VALUE
+# they close (rdma resource's counts), the CM modules and ib_remote_sa
+# unload. Twice, SCALE connections each (kernel command line
+# ibr_bench_scale=N, default 1000):
+# - through rdma_ucm without QPs (simfab has no userspace verbs), in
+#   simfab-cm processes of PER connections each (simfab-cm has 32 ids):
+#   the CM side as userspace consumers use it, closed by ending the
+#   processes. Printed as "# bench scale KEY VALUE".
+# - in the kernel with an RC QP each (simfab_rc_test.ko's scale case),
+#   then traffic on every connection (a SEND each way and an RDMA WRITE,
+#   every completion checked), a disconnect of each, everything destroyed;
+#   the driver holds the connections open (hold_ms) until this script has
+#   read the memory and writes its "release" parameter. Also no QP, CQ or
+#   PD left. Printed as "# bench scale-qp KEY VALUE".
 # for tests/bench/run.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
@@ -118,5 +124,88 @@ echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
 printf '# bench scale sunreclaim-kb-after-unload %d\n' "$(sunrec)"
 chk_end "connections ($SCALE at once, all closed, modules unloaded)"
 [ "$est" -eq "$SCALE" ] || { tail -n 5 /tmp/bs-0.out | sed 's/^/#   /'; }
+
+# ---- the same in the kernel, with RC QPs and traffic on each ----------------
+T=bench-simfab-scale-qp
+if ! has_mod simfab_rc_test; then
+	t_skip $T "simfab_rc_test.ko not in the image"
+	modprobe rdma_ucm
+	t_summary
+	exit 0
+fi
+if ! sf_load_topo "$TOPOFILE" ib_remote_sa rdma_ucm; then
+	t_fail $T:load "modprobe ib_remote_sa / rdma_ucm / simfab with $TOPOFILE failed"
+	t_summary
+	exit 0
+fi
+echo Y >/sys/module/rdma_cm/parameters/remote_sa 2>/dev/null
+cm_connect scale-qp-warm $AP $BP 7900 || diag "the warm-up connection failed"
+# ksv KEY: a value from the driver's "# scale ..." lines
+ksv() {
+	sed -n "s/^# scale .* $1=\([^ ]*\).*/\1/p" /tmp/bs-qp.ktap | head -n 1
+}
+qp0=$(res_total qp) cq0=$(res_total cq) pd0=$(res_total pd)
+sync
+echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+m0=$(sunrec)
+mk=$(dmesg_mark)
+modprobe simfab_rc_test cases=scale act="$(topo_host a1 dev):1" pas="$(topo_host b1 dev):1" \
+	conns="$SCALE" hold_ms=600000 wait_ms=30000 &
+mp=$!
+# the driver holds them open once every connection is made (or the rest
+# given up on): read the memory then, and let it go on
+i=0
+while [ $i -lt 1200 ] && ! dmesg_since "$mk" | grep -q '# scale holding'; do
+	kill -0 $mp 2>/dev/null || break
+	sleep 1
+	i=$((i + 1))
+done
+m1=$(sunrec)
+qp1=$(res_total qp) ids1=$(cm_ids)
+echo Y >/sys/module/simfab_rc_test/parameters/release 2>/dev/null
+wait $mp
+mrc=$?
+rmmod simfab_rc_test 2>/dev/null
+dmesg_since "$mk" | sed -n 's/^\[[^]]*\] //p' >/tmp/bs-qp.ktap
+i=0
+while [ $i -lt 60 ] && [ "$(cm_ids)" -ne 0 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+qp2=$(res_total qp) cq2=$(res_total cq) pd2=$(res_total pd) ids2=$(cm_ids)
+est=$(ksv established)
+est=${est:-0}
+printf '# bench scale-qp wanted %d\n# bench scale-qp established %d\n' "$SCALE" "$est"
+for k in addr_ms route_ms connect_ms total_ms; do
+	printf '# bench scale-qp %s %s\n' $k "$(ksv $k)"
+done
+printf '# bench scale-qp traffic-completions %s\n# bench scale-qp traffic-wanted %s\n' \
+	"$(sed -n 's/^# scale traffic completions=\([0-9]*\).*/\1/p' /tmp/bs-qp.ktap)" \
+	"$(sed -n 's/^# scale traffic .* of=\([0-9]*\).*/\1/p' /tmp/bs-qp.ktap)"
+printf '# bench scale-qp traffic-ms %s\n# bench scale-qp messages %s\n# bench scale-qp bytes %s\n' \
+	"$(sed -n 's/^# scale traffic .* ms=\([0-9]*\).*/\1/p' /tmp/bs-qp.ktap)" "$(ksv messages)" "$(ksv bytes)"
+printf '# bench scale-qp disconnected %s\n# bench scale-qp disconnect-ms %s\n' \
+	"$(sed -n 's/^# scale disconnected=\([0-9]*\).*/\1/p' /tmp/bs-qp.ktap)" \
+	"$(sed -n 's/^# scale disconnected=.* ms=\([0-9]*\).*/\1/p' /tmp/bs-qp.ktap)"
+printf '# bench scale-qp qps-open %d\n# bench scale-qp cm-ids-open %d\n' $((qp1 - qp0)) "$ids1"
+printf '# bench scale-qp sunreclaim-kb-before %d\n# bench scale-qp sunreclaim-kb-open %d\n' "$m0" "$m1"
+[ "$est" -gt 0 ] && printf '# bench scale-qp bytes-per-connection %d\n' $(((m1 - m0) * 1024 / est))
+printf '# bench scale-qp left qp=%d cq=%d pd=%d cm_id=%d\n' $((qp2 - qp0)) $((cq2 - cq0)) $((pd2 - pd0)) "$ids2"
+chk_begin
+[ "$mrc" -eq 0 ] || _bad="modprobe simfab_rc_test exited $mrc"
+grep -q '^not ok ' /tmp/bs-qp.ktap && _bad="$_bad $(grep '^not ok ' /tmp/bs-qp.ktap | tr '\n' ' ')"
+grep -q '^ok .*_scale_traffic' /tmp/bs-qp.ktap || _bad="$_bad no traffic result"
+[ "$est" -eq "$SCALE" ] || _bad="$_bad $est of $SCALE established"
+# two QPs and two cm_ids a connection (each side's), one listener
+[ $((qp1 - qp0)) -eq $((2 * SCALE)) ] || _bad="$_bad $((qp1 - qp0)) QPs open (want $((2 * SCALE)))"
+[ "$ids1" -eq $((2 * SCALE + 1)) ] || _bad="$_bad $ids1 cm_ids open (want $((2 * SCALE + 1)))"
+[ "$qp2" -eq "$qp0" ] && [ "$cq2" -eq "$cq0" ] && [ "$pd2" -eq "$pd0" ] && [ "$ids2" -eq 0 ] ||
+	_bad="$_bad left: qp $((qp2 - qp0)) cq $((cq2 - cq0)) pd $((pd2 - pd0)) cm_id $ids2"
+rmmod simfab || _bad="$_bad rmmod-simfab"
+unload_tree ib_remote_sa || _bad="$_bad ib_remote_sa"
+for m in rdma_ucm rdma_cm ib_cm; do unload_tree $m || _bad="$_bad $m"; done
+echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+printf '# bench scale-qp sunreclaim-kb-after-unload %d\n' "$(sunrec)"
+chk_end "connections ($SCALE with RC QPs at once, traffic on each, all closed, modules unloaded)" /tmp/bs-qp.ktap
 modprobe rdma_ucm
 t_summary

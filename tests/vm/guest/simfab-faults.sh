@@ -10,6 +10,13 @@
 # faults:router-flap-*   the router A's SA names for B goes down: the SA
 #                        names the other one, the remote query and the REQ
 #                        go through it; back up, the first one again.
+# faults:req-flap-*      the router goes down as a REQ is sent (ib_cm from
+#                        simfab_rc_test.ko's ibcm-flap, a short CM
+#                        response timeout): lost, the router back before
+#                        the CM's retry, the REQ again and the connection
+#                        made; down through every try: IB_CM_REQ_ERROR
+#                        (IB_WC_RESP_TIMEOUT_ERR), nothing at b1, nothing
+#                        left. On the wire and in ib_cm's counters.
 # faults:lid-change-*    a2's LID changes: its ib_remote_sa cache is
 #                        dropped (LID_CHANGE), the next REQ carries the new
 #                        LID and is answered.
@@ -101,6 +108,77 @@ chk_begin
 established flap-up || _bad="no-connection-after-$R1-up"
 chk "req-router-after" "${r_up%/*}" "${r_before%/*}"
 chk_end faults:router-flap-back /tmp/cm-flap-up.out /tmp/fl-flap-up.cap
+
+# ---- a router flaps while the REQ is on its way ---------------------------------
+# ib_cm a2 -> b1 through the router A's SA names (no return record: the
+# passive side takes the router from the REQ's LRH), the REQ with a CM
+# response timeout of 16 and two retries: ib_cm waits 2 x 2^(life - 8) +
+# 2^(16 - 8) ms for each try (cm.c timeout_ms; life 18 on A: 2304 ms).
+# The router goes down just before the REQ; with flap_ms=1000 it is back
+# long before the retry.
+if has_mod simfab_rc_test; then
+	RF=$(route_via "$A" "$PB")
+	RFA=$(rport "$RF" "$A")
+	ADEV=$(dev_of $SRC) BDEV=$(dev_of $DST)
+	cmc() { # DEV GROUP ATTR: an ib_cm counter of the device's port 1
+		cat "/sys/class/infiniband/$1/ports/1/$2/$3" 2>/dev/null || echo none
+	}
+	res() { # the QPs and cm_ids of every device
+		echo "qp=$(res_total qp) cm_id=$(cm_ids)"
+	}
+	# flap NAME FLAP_MS: one load of the driver; the REQ tries' TIDs
+	# and verdicts at RF's port in /tmp/fl-NAME.reqs, ib_cm's counter
+	# moves in $retries (a2's REQ retries) and $rx (b1's REQs received).
+	flap() {
+		echo clear >$D/ctl
+		_r0=$(cmc "$ADEV" cm_tx_retries req) _x0=$(cmc "$BDEV" cm_rx_msgs req)
+		_m=$(dmesg_mark)
+		timeout 120 modprobe simfab_rc_test cases=ibcm-flap act="$ADEV:1" pas="$BDEV:1" \
+			fail_ctl="router+$RF+down" restore_ctl="router+$RF+up" flap_ms="$2" \
+			cm_timeout=16 cm_retries=2 wait_ms=40000 || diag "modprobe simfab_rc_test failed"
+		rmmod simfab_rc_test
+		dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"/tmp/fl-$1.ktap"
+		cat $D/capture >"/tmp/fl-$1.cap"
+		grep " sn=$A at=$RFA .* class=0x07 .* attr=0x0010 " "/tmp/fl-$1.cap" |
+			sed 's/.* tid=\([^ ]*\) .* verdict=\([^ ]*\).*/\1 \2/' >"/tmp/fl-$1.reqs"
+		retries=$(($(cmc "$ADEV" cm_tx_retries req) - _r0))
+		rx=$(($(cmc "$BDEV" cm_rx_msgs req) - _x0))
+		conn_ms=$(sed -n 's/^# ibcm-flap connect ret=.* ms=\([0-9]*\) .*/\1/p' "/tmp/fl-$1.ktap")
+		diag "$1: REQ tries at $RFA: $(tr '\n' ' ' <"/tmp/fl-$1.reqs"); a2 REQ retries +$retries, b1 REQs +$rx, $conn_ms ms"
+	}
+	ktap_ok() { # NAME STEP: the driver's KTAP result
+		grep -q "^ok [0-9]* simfab_rc_ibcm-flap_$2\$" "/tmp/fl-$1.ktap"
+	}
+	res0=$(res)
+	flap req-flap 1000
+	chk_begin
+	ktap_ok req-flap connect-after-retry || _bad="no connection"
+	ktap_ok req-flap act-to-pas && ktap_ok req-flap pas-to-act || _bad="$_bad no traffic"
+	# the first try dropped at the router that was down, the second
+	# (the same TID) routed, one REQ at b1
+	chk req-verdicts "$(cut -d' ' -f2 /tmp/fl-req-flap.reqs | tr '\n' ' ')" "drop-port-down routed "
+	chk_num req-tids "$(cut -d' ' -f1 /tmp/fl-req-flap.reqs | sort -u | wc -l)" 1
+	chk_num a2-req-retries "$retries" 1
+	chk_num b1-reqs "$rx" 1
+	# not before the CM's retry timer (2304 ms; a lower bound only)
+	[ "${conn_ms:-0}" -ge 2000 ] || _bad="$_bad connected in ${conn_ms:-?} ms, before any retry"
+	chk_end faults:req-flap-retried-connects /tmp/fl-req-flap.ktap /tmp/fl-req-flap.reqs
+	# down through the REQ and both retries (3 x 2304 ms)
+	flap req-down 0
+	chk_begin
+	ktap_ok req-down req-unanswered || _bad="no IB_CM_REQ_ERROR with IB_WC_RESP_TIMEOUT_ERR"
+	# IB_WC_RESP_TIMEOUT_ERR (20): the MAD layer's last try unanswered
+	chk_num send-status "$(sed -n 's/^# ibcm-flap act req_unanswered send_status=\([0-9]*\)/\1/p' /tmp/fl-req-down.ktap)" 20
+	chk req-verdicts "$(cut -d' ' -f2 /tmp/fl-req-down.reqs | tr '\n' ' ')" "drop-port-down drop-port-down drop-port-down "
+	chk_num req-tids "$(cut -d' ' -f1 /tmp/fl-req-down.reqs | sort -u | wc -l)" 1
+	chk_num a2-req-retries "$retries" 2
+	chk_num b1-reqs "$rx" 0
+	[ "${conn_ms:-0}" -ge 6000 ] || _bad="$_bad gave up after ${conn_ms:-?} ms, before the last try's timeout"
+	chk res-after "$(res)" "$res0"
+	chk_end faults:req-flap-down-too-long-fails /tmp/fl-req-down.ktap /tmp/fl-req-down.reqs
+else
+	t_skip $T:faults:req-flap "simfab_rc_test.ko not in the image"
+fi
 
 # ---- the active port's LID changes --------------------------------------------------
 old=$(topo_port $SRC lid)

@@ -592,6 +592,26 @@ else
 	t_fail $T:rc:alt-routed "no second router on $A's route to $B"
 fi
 
+# ---- scale: many rdma_cm connections with RC QPs at once --------------------------
+# bench-simfab-scale's kernel case, small: 16 connections a1 -> b1 across
+# the router, all ESTABLISHED, a SEND each way and an RDMA WRITE on each
+# (the driver checks every completion and the data), DISCONNECTED at both
+# ends of each, and nothing left afterwards.
+KPFX=scale
+SC=16
+qp0=$(res_total qp) cq0=$(res_total cq)
+run scale cases=scale act="$(dev $AP)" pas="$(dev $BP)" conns=$SC retry=$RETRY
+chk_begin
+chk_num established "$(diagv scale connections established)" $SC
+chk_num completions "$(diagv scale traffic completions)" $((5 * SC))
+chk_num wanted "$(diagv scale traffic of)" $((5 * SC))
+chk_num bytes "$(diagv scale traffic bytes)" $((3 * SC * 256))
+chk_num disconnected "$(sed -n 's/^# scale disconnected=\([0-9]*\) .*/\1/p' /tmp/sfrc-scale.ktap)" $((2 * SC))
+chk_num qps-left $(($(res_total qp) - qp0)) 0
+chk_num cqs-left $(($(res_total cq) - cq0)) 0
+chk_num cm-ids-left "$(cm_ids)" 0
+chk_end scale:connections-traffic-nothing-left /tmp/sfrc-scale.ktap
+
 load_topo default >/dev/null 2>&1
 dmesg_since "$mark" | grep -v 'module verification failed' >/tmp/sfrc.dmesg
 if grep -Eq "$DMESG_BAD" /tmp/sfrc.dmesg; then

@@ -158,10 +158,15 @@ cm_connect() {
 		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/cm-$1.out" 2>&1
 }
 
-# cm_ids: the rdma_cm ids on every device (the per-device counts of
-# `rdma resource show`; its cm_id listing leaves out AF_IB ids).
+# res_total KIND: the count of one kind of resource (pd, cq, qp, cm_id,
+# mr) summed over every device, from the per-device counts of `rdma
+# resource show`; cm_ids: the rdma_cm ids (its cm_id listing leaves out
+# AF_IB ids, the counts do not).
+res_total() {
+	rdma resource show 2>/dev/null | sed -n "s/.* $1 \\([0-9]*\\) .*/\\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
 cm_ids() {
-	rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+	res_total cm_id
 }
 
 # trouble FILE...: kernel trouble in a dmesg excerpt, less the taint note of
