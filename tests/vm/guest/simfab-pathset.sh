@@ -17,8 +17,11 @@
 # pathset:lap-*            RDMA_OPTION_IB_PATH on a connected id: a LAP,
 #                          loaded on both sides (ALT_PATH_LOADED, b1's QP
 #                          attributes), PATH_MIGRATED after NOTIFY, a
-#                          second LAP re-arms; a peer that does not take
-#                          it (APR Unsupported: ALT_PATH_ERROR 2) or never
+#                          second LAP re-arms, QUERY_PATH follows (record
+#                          0 the primary, 1 the alternate); a peer that
+#                          does not take it (APR Unsupported:
+#                          ALT_PATH_ERROR 2, neither side has the refused
+#                          path, NOTIFY has nothing to migrate to) or never
 #                          answers (-ETIMEDOUT, then EOPNOTSUPP); ids
 #                          that did not opt in get no event.
 # pathset:librdmacm-builder-routed  an ibacm-like answer through the patched
@@ -249,11 +252,14 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 		"path flags=0x2b $FWD" '!set-path id=cli' \
 		"$ALT" "$ALT_RET" 'set-path id=cli' \
 		'tag cli' 'wait ALT_PATH_LOADED id=cli' 'tag conn' 'wait ALT_PATH_LOADED id=conn' \
-		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' 'tag' \
+		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' \
+		'tag cli-q1' 'query-path id=cli' 'tag conn-q1' 'query-path id=conn' 'tag' \
 		'notify id=cli' 'wait PATH_MIGRATED id=cli' 'notify id=conn' 'wait PATH_MIGRATED id=conn' \
+		'tag cli-q2' 'query-path id=cli' 'tag conn-q2' 'query-path id=conn' 'tag' \
 		"path flags=0x0d $FWD" "path flags=0x14 $RET" 'set-path id=cli' \
 		'wait ALT_PATH_LOADED id=cli' 'wait ALT_PATH_LOADED id=conn' \
-		'tag conn-rearm' 'qp-attr rts id=conn' 'tag'
+		'tag conn-rearm' 'qp-attr rts id=conn' \
+		'tag cli-q3' 'query-path id=cli' 'tag conn-q3' 'query-path id=conn' 'tag'
 	rc=$?
 	c=/tmp/sfp-lap.cap o=/tmp/sfp-lap.out
 	_lap=$(cap $c 0x0019 $BP delivered)
@@ -285,6 +291,30 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_num act-alt-dlid "$(out $o cli-rts.qp_attr.alt_ah.dlid)" "$RB_ALID"
 	chk_num pas-rearm-alt-dlid "$(out $o conn-rearm.qp_attr.alt_ah.dlid)" "$RA_BLID"
 	chk_end pathset:lap-loaded-on-connected-id $o $c
+	# QUERY_PATH follows the connection: record 0 the primary, record 1
+	# the alternate; an accepted LAP is record 1 at both ends, a
+	# migration exchanges them, the re-arming LAP is record 1 again.
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	_fd=$(out /tmp/sfp-fwd.out 'path[0].dlid')
+	qp() { # TAG REC: QUERY_PATH's record REC's DLID at TAG
+		out $o "$1.path[$2].dlid"
+	}
+	chk_num lap-act-records "$(out $o cli-q1.path.num_paths)" 2
+	chk_num lap-act-pri "$(qp cli-q1 0)" "$_fd"
+	chk_num lap-act-alt "$(qp cli-q1 1)" "$RB_ALID"
+	chk_num lap-pas-records "$(out $o conn-q1.path.num_paths)" 2
+	chk_num lap-pas-pri "$(qp conn-q1 0)" "$RA_BLID"
+	chk_num lap-pas-alt "$(qp conn-q1 1)" "$RB_BLID"
+	chk_num migrated-act-pri "$(qp cli-q2 0)" "$RB_ALID"
+	chk_num migrated-act-alt "$(qp cli-q2 1)" "$_fd"
+	chk_num migrated-pas-pri "$(qp conn-q2 0)" "$RB_BLID"
+	chk_num migrated-pas-alt "$(qp conn-q2 1)" "$RA_BLID"
+	chk_num rearm-act-pri "$(qp cli-q3 0)" "$RB_ALID"
+	chk_num rearm-act-alt "$(qp cli-q3 1)" "$_fd"
+	chk_num rearm-pas-pri "$(qp conn-q3 0)" "$RB_BLID"
+	chk_num rearm-pas-alt "$(qp conn-q3 1)" "$RA_BLID"
+	chk_end pathset:lap-query-path-follows $o $c
 	# b1 takes no LAP for a connection that did not opt in (its QP is
 	# userspace's): APR Unsupported (2), ALT_PATH_ERROR 2 at a1; b1's id
 	# gets no event. The refused path is nobody's alternate: neither
