@@ -259,6 +259,23 @@ fi
 grep -E "class=0x(0d|03) " $C | sed 's/ mad=.*//' >/tmp/alt-both.mads
 chk_end alt:wire /tmp/alt-both.mads
 
+# ---- an explicit service: b3/1 answers for b3's other port too --------------------
+# The PairedPathRecord Gets go to the service's GID through each
+# candidate's forward router (its DLID), not through a route of their own.
+alt svc a3/1 b3/1 "service=$(port_gid b3/1)"
+check_alt svc a3/2 b3/2
+sget=$(grep " at=b3/1 .* class=0x0d cv=1 method=0x01 .* attr=0xff02 .* verdict=delivered " /tmp/alt-svc.cap |
+	while read -r l; do [ "$(mad "$(capf "$l" mad)" 80 16)" != "$(port_gidhex b3/2)" ] || echo "$l"; done | head -n 1)
+chk_begin
+if [ -z "$sget" ]; then
+	_bad="no-paired-get-for-b3/2-at-b3/1"
+else
+	chk grh-dgid "$(gid_hex "$(capf "$sget" dgid)")" "$(port_gidhex b3/1)"
+	chk_num lrh-slid "$(capf "$sget" slid)" "$RABLID"
+fi
+[ "$(grep -c " at=b3/2 .* class=0x0d " /tmp/alt-svc.cap)" -eq 0 ] || _bad="$_bad a-get-at-b3/2"
+chk_end alt:service-through-forward-router /tmp/alt-svc.cap
+
 # ---- one end with another port ------------------------------------------------
 # a1 has one port: another port of the remote node, found through b3's
 # service by its node GUID.
@@ -299,18 +316,25 @@ chk_end alt:none-without-remote-service /tmp/alt-nosvc.out /tmp/alt-nosvc.cap
 # The tool sends a PathRecord-shaped body: bytes 56-71 (the PortGID) are
 # its ServiceID and half its DGID, a GID of no subnet.
 Q=/ibr/bin/ib-remote-sa-query
-if [ -x "$Q" ]; then
-	m0=$(dmesg_mark)
+# refused KIND ATTR TARGET: each line of stdin, "NAME FROM COUNTER STATUS
+# ARGS...", is a request of attribute ATTR from host port FROM (ARGS and
+# TARGET: the tool's), which b3/1 must refuse with STATUS and count once
+# in COUNTER.
+refused() {
 	while read -r name from counter status args; do
 		c0=$(cnt b3/1 "$counter")
 		# shellcheck disable=SC2086
-		timeout 30 "$Q" --kv -C "$(dev_of "$from")" -P "${from#*/}" --attr 0xff01 \
-			$args "$(port_gid b3/1)" >"/tmp/alt-tool-$name.out" 2>&1
+		timeout 30 "$Q" --kv -C "$(dev_of "$from")" -P "${from#*/}" --attr "$2" \
+			$args $3 >"/tmp/alt-tool-$1-$name.out" 2>&1
 		chk_begin
-		chk_num status "$(sed -n 's/^status=//p' "/tmp/alt-tool-$name.out" | head -n 1)" "$status"
+		chk_num status "$(sed -n 's/^status=//p' "/tmp/alt-tool-$1-$name.out" | head -n 1)" "$status"
 		chk_num "$counter" $(($(cnt b3/1 "$counter") - c0)) 1
-		chk_end "malformed:nodeports-$name" "/tmp/alt-tool-$name.out"
-	done <<-EOF
+		chk_end "malformed:$1-$name" "/tmp/alt-tool-$1-$name.out"
+	done
+}
+if [ -x "$Q" ]; then
+	m0=$(dmesg_mark)
+	refused nodeports 0xff01 "$(port_gid b3/1)" <<-EOF
 	attr-offset a1/1 rej_malformed 0x001c --attr-offset 8 --comp-mask 0
 	comp-mask a1/1 rej_bad_mask 0x0200 --attr-offset 0 --comp-mask 0xc
 	not-served a1/1 rej_not_served 0x0500 --attr-offset 0 --comp-mask 0
@@ -381,16 +405,7 @@ if [ -x "$Q" ]; then
 	# Malformed PairedPathRecord Gets: the PathRecord rules, each refused
 	# by b3/1 with its status and counter.
 	m0=$(dmesg_mark)
-	while read -r name from counter status args; do
-		c0=$(cnt b3/1 "$counter")
-		# shellcheck disable=SC2086
-		timeout 30 "$Q" --kv -C "$(dev_of "$from")" -P "${from#*/}" --attr 0xff02 \
-			$args >"/tmp/alt-tool-p-$name.out" 2>&1
-		chk_begin
-		chk_num status "$(sed -n 's/^status=//p' "/tmp/alt-tool-p-$name.out" | head -n 1)" "$status"
-		chk_num "$counter" $(($(cnt b3/1 "$counter") - c0)) 1
-		chk_end "malformed:paired-$name" "/tmp/alt-tool-p-$name.out"
-	done <<-EOF
+	refused paired 0xff02 "" <<-EOF
 	attr-offset a1/1 rej_malformed 0x001c --attr-offset 0 $(port_gid b3/1)
 	no-sgid a1/1 rej_bad_mask 0x0600 --comp-mask 0x4 $(port_gid b3/1)
 	dlid-component a1/1 rej_bad_mask 0x0200 --comp-mask 0x1c $(port_gid b3/1)
