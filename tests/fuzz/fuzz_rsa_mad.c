@@ -150,7 +150,7 @@ static void check_answer(const uint8_t *mad, size_t len, const struct rsa_reques
 		return;
 	}
 	if (ans.has_record) {
-		FUZZ_CHECK(ans.attr_id == RSA_ATTR_PATH_RECORD && ans.attr_offset == RSA_PR_ATTR_OFFSET,
+		FUZZ_CHECK(rsa_attr_is_pathrec(ans.attr_id) && ans.attr_offset == RSA_PR_ATTR_OFFSET,
 			   "a record from an answer that is no PathRecord");
 		FUZZ_CHECK(!memcmp(ans.pr.sgid, rq->pr.sgid, 16) && !memcmp(ans.pr.dgid, rq->pr.dgid, 16),
 			   "a record for other GIDs than the request's");
@@ -179,7 +179,8 @@ static void check_request(const uint8_t *p, size_t len)
 	rq.mgmt_class = p[0];
 	rq.class_version = p[1];
 	rq.method = p[2];
-	rq.attr_id = p[3] & 1 ? RSA_ATTR_PATH_RECORD : get16(p + 4);
+	rq.attr_id = !(p[3] & 1) ? get16(p + 4) :
+		     p[3] & 4 ? RSA_ATTR_PAIRED_PATH_RECORD : RSA_ATTR_PATH_RECORD;
 	rq.attr_mod = (uint32_t)get16(p + 6) << 16 | get16(p + 8);
 	rq.tid = get64(p + 10);
 	rq.rmpp_fill = p[18];
@@ -236,7 +237,7 @@ static void check_request(const uint8_t *p, size_t len)
 		   "the request MAD's header is not the request's fields");
 	for (i = 0; i < RSA_RMPP_LEN; i++)
 		FUZZ_CHECK(mad[RSA_OFF_RMPP + i] == rq.rmpp_fill, "the RMPP bytes are not the filler");
-	if (rq.attr_id == RSA_ATTR_PATH_RECORD) {
+	if (rsa_attr_is_pathrec(rq.attr_id)) {
 		rsa_pathrec_decode(mad + RSA_OFF_DATA, &pr);
 		FUZZ_CHECK(!memcmp(&pr, &want, sizeof(pr)),
 			   "the request's record does not decode back, each field cut to its bits");
@@ -252,7 +253,7 @@ static void check_request(const uint8_t *p, size_t len)
 	mad[3] = rsa_resp_method(rq.method);
 	mad[RSA_OFF_TID] ^= p[3];
 	d = rsa_decode_answer(mad, sizeof(mad), &rq, &ans);
-	if (rq.attr_id == RSA_ATTR_PATH_RECORD) {
+	if (rsa_attr_is_pathrec(rq.attr_id)) {
 		FUZZ_CHECK(d == (rq.attr_offset == RSA_PR_ATTR_OFFSET ? RSA_DEC_OK : RSA_DEC_ATTR_OFFSET),
 			   "the answer echoing a PathRecord request: AttributeOffset misjudged");
 		FUZZ_CHECK(ans.has_record == (d == RSA_DEC_OK), "an echoed PathRecord without a record");

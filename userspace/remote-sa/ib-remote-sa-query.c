@@ -498,7 +498,7 @@ int main(int argc, char **argv)
 	rsa_request_init(&rq, (uint8_t)opt_class, 0, target_gid, have_dgid ? req_dgid : local_gid);
 	if (opt_attr >= 0)
 		rq.attr_id = (uint16_t)opt_attr;
-	if (rq.attr_id != RSA_ATTR_PATH_RECORD) {
+	if (!rsa_attr_is_pathrec(rq.attr_id)) {
 		rq.attr_offset = 0;
 		rq.comp_mask = 0;
 	}

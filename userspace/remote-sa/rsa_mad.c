@@ -127,7 +127,7 @@ void rsa_encode_request(const struct rsa_request *rq, uint8_t mad[RSA_MAD_LEN])
 	put64(mad + RSA_OFF_SM_KEY, rq->sm_key);
 	put16(mad + RSA_OFF_ATTR_OFFSET, rq->attr_offset);
 	put64(mad + RSA_OFF_COMP_MASK, rq->comp_mask);
-	if (rq->attr_id == RSA_ATTR_PATH_RECORD)
+	if (rsa_attr_is_pathrec(rq->attr_id))
 		rsa_pathrec_encode(&rq->pr, mad + RSA_OFF_DATA);
 }
 
@@ -172,7 +172,7 @@ enum rsa_dec rsa_decode_answer(const uint8_t *mad, size_t len,
 		return RSA_DEC_ATTR;
 	if (ans->status)
 		return RSA_DEC_OK;
-	if (ans->attr_id == RSA_ATTR_PATH_RECORD) {
+	if (rsa_attr_is_pathrec(ans->attr_id)) {
 		if (ans->attr_offset != RSA_PR_ATTR_OFFSET)
 			return RSA_DEC_ATTR_OFFSET;
 		rsa_pathrec_decode(mad + RSA_OFF_DATA, &ans->pr);

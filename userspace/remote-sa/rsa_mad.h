@@ -44,6 +44,15 @@
 
 #define RSA_ATTR_CLASS_PORT_INFO 0x0001
 #define RSA_ATTR_PATH_RECORD	0x0035
+/* A PathRecord Get answered through the router it came through. */
+#define RSA_ATTR_PAIRED_PATH_RECORD 0xff02
+
+/* Attributes whose request and answer carry one PathRecord at byte 56. */
+static inline int rsa_attr_is_pathrec(uint16_t attr_id)
+{
+	return attr_id == RSA_ATTR_PATH_RECORD ||
+	       attr_id == RSA_ATTR_PAIRED_PATH_RECORD;
+}
 
 #define RSA_QP1_QKEY		0x80010000u
 #define RSA_PR_ATTR_OFFSET	(RSA_PATHREC_LEN / 8)

@@ -19,8 +19,8 @@
  * primary's forward record from the local SA and its return record from
  * ib_remote_sa first, then one line
  *   simfab_rsa_test: alt status=S ms=T [port=P sgid=.. dgid=.. fwd_dlid=..
- *   fwd_slid=.. fwd_flags=0x.. ret_dlid=.. ret_slid=.. ret_sl=..
- *   ret_flags=0x..]
+ *   fwd_slid=.. fwd_flags=0x.. ret_dlid=.. ret_slid=.. ret_sl=.. ret_mtu=..
+ *   ret_rate=.. ret_life=.. ret_flags=0x..]
  * after `simfab_rsa_test: primary fwd_dlid=.. ret_dlid=..`; cancel=1
  * cancels it right after the call.
  *
@@ -171,14 +171,15 @@ static void alt_cb(int status, const struct ib_remote_sa_alt *a, void *ctx)
 	s64 ms = ktime_ms_delta(ktime_get(), *(ktime_t *)ctx);
 
 	if (a)
-		pr_info("simfab_rsa_test: alt status=%d ms=%lld port=%u sgid=%pI6 dgid=%pI6 fwd_dlid=%u fwd_slid=%u fwd_flags=0x%x ret_dlid=%u ret_slid=%u ret_sl=%u ret_flags=0x%x\n",
+		pr_info("simfab_rsa_test: alt status=%d ms=%lld port=%u sgid=%pI6 dgid=%pI6 fwd_dlid=%u fwd_slid=%u fwd_flags=0x%x ret_dlid=%u ret_slid=%u ret_sl=%u ret_mtu=%u ret_rate=%u ret_life=%u ret_flags=0x%x\n",
 			status, ms, a->port_num, a->sgid.raw, a->dgid.raw,
 			be32_to_cpu(sa_path_get_dlid((struct sa_path_rec *)&a->forward)),
 			be32_to_cpu(sa_path_get_slid((struct sa_path_rec *)&a->forward)),
 			a->forward.flags,
 			be32_to_cpu(sa_path_get_dlid((struct sa_path_rec *)&a->ret)),
 			be32_to_cpu(sa_path_get_slid((struct sa_path_rec *)&a->ret)),
-			a->ret.sl, a->ret.flags);
+			a->ret.sl, a->ret.mtu, a->ret.rate, a->ret.packet_life_time,
+			a->ret.flags);
 	else
 		pr_info("simfab_rsa_test: alt status=%d ms=%lld\n", status, ms);
 	complete(&alt_step);
