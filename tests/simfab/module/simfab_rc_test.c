@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -105,6 +105,15 @@ MODULE_PARM_DESC(act_ip, "ip: the active side's IPv4 address");
 static char *pas_ip = "";
 module_param(pas_ip, charp, 0444);
 MODULE_PARM_DESC(pas_ip, "ip: the passive side's IPv4 address");
+static bool opt_in = true;
+module_param(opt_in, bool, 0444);
+MODULE_PARM_DESC(opt_in, "cma-altroute*: the active id takes the APM events (rdma_set_apm_events()) before rdma_resolve_route()");
+static int route_ms = 5000;
+module_param(route_ms, int, 0444);
+MODULE_PARM_DESC(route_ms, "cma-altroute*: rdma_resolve_route() timeout in ms");
+static int destroy_ms = 3000;
+module_param(destroy_ms, int, 0444);
+MODULE_PARM_DESC(destroy_ms, "cma-altroute-destroy: destroy the id this long after rdma_resolve_route(), ms");
 static int act_ns;
 module_param(act_ns, int, 0444);
 MODULE_PARM_DESC(act_ns, "ip: a pid in the active side's netns (0: init)");
@@ -620,6 +629,8 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 static int t_cma_set_paths(struct t_side *a, struct t_side *p);
+/* t_cma_connect(): called with the active id's route resolved */
+static void (*t_route_hook)(struct t_side *a);
 
 /*
  * act -> pas through rdma_cm with AF_IB addresses and a bound source;
@@ -669,12 +680,14 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 	if (!ret && set_paths) {
 		ret = t_cma_set_paths(a, p);
 	} else if (!ret) {
-		ret = rdma_resolve_route(a->id, 5000);
+		ret = rdma_resolve_route(a->id, route_ms);
 		if (!ret)
 			ret = t_wait_step(a);
 	}
 	if (ret)
 		return ret;
+	if (t_route_hook)
+		t_route_hook(a);
 	t_qp_init_attr(a, &qa);
 	ret = rdma_create_qp(a->id, a->pd, &qa);
 	if (ret)
@@ -1791,6 +1804,181 @@ out:
 	t_cma_lap = NULL;
 }
 
+/*
+ * cma-altroute*: the alternate rdma_resolve_route() itself finds for a
+ * routed destination (ib-routed: ib_remote_sa's alternate discovery),
+ * the active id taking the APM events when opt_in. The route's records
+ * are printed for the guest test to check against the topology:
+ * "# CASE route n=N" and "route-pri"/"route-alt" (t_print_path) with
+ * "route-pri-gids"/"route-alt-gids".
+ */
+static void t_print_route(struct t_side *a)
+{
+	struct rdma_route *rt = &a->id->route;
+	int i;
+
+	pr_info("# %s route n=%d\n", t_case, rt->num_pri_alt_paths);
+	for (i = 0; i < rt->num_pri_alt_paths && i < 2; i++) {
+		t_print_path(i ? "route-alt" : "route-pri", &rt->path_rec[i]);
+		pr_info("# %s %s sgid=%pI6 dgid=%pI6 pkey=0x%04x\n", t_case,
+			i ? "route-alt-gids" : "route-pri-gids",
+			rt->path_rec[i].sgid.raw, rt->path_rec[i].dgid.raw,
+			be16_to_cpu(rt->path_rec[i].pkey));
+	}
+}
+
+static bool t_altroute_get(void)
+{
+	t_apm_events = __symbol_get("rdma_set_apm_events");
+	if (!t_apm_events && opt_in) {
+		t_result(false, "api", "rdma_cm has no rdma_set_apm_events");
+		return false;
+	}
+	t_act_apm = opt_in;
+	t_route_hook = t_print_route;
+	return true;
+}
+
+static void t_altroute_put(void)
+{
+	t_act_apm = false;
+	t_route_hook = NULL;
+	if (t_apm_events)
+		__symbol_put("rdma_set_apm_events");
+	t_apm_events = NULL;
+}
+
+/*
+ * cma-altroute: rdma_resolve_route() to pas gives the route an alternate
+ * through other ports (the guest test checks which); both QPs are armed
+ * with it, traffic, the primary fails (fail_ctl): both QPs migrate
+ * under traffic without a new connection, PATH_MIGRATED at the opted-in
+ * id, and the DREQ, which ib_cm sends on the new path, reaches pas.
+ */
+static void t_case_cma_altroute(void)
+{
+	int ret = t_setup(false), i;
+
+	if (!t_altroute_get())
+		goto out;
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, false);
+	t_result(!ret, "connect", "rdma_cm connection not established");
+	if (ret)
+		goto out;
+	t_result(t_act.id->route.num_pri_alt_paths == 2, "route-has-alternate",
+		 "rdma_resolve_route() gave no alternate path");
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "armed",
+		 "want both QPs ARMED with the route's alternate");
+	t_ctl(fail_ctl);
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	t_result(atomic_read(&t_act.path_mig) == 1 &&
+		 atomic_read(&t_pas.path_mig) == 1 &&
+		 t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want one PATH_MIG on each side and both QPs MIGRATED");
+	t_result(t_wait_migrated(&t_act, 1, 5000) &&
+		 atomic_read(&t_act.cma_migrated) == 1, "path-migrated-event",
+		 "want one RDMA_CM_EVENT_PATH_MIGRATED at the active (opted-in) id");
+	rdma_disconnect(t_act.id);
+	t_act.established = false;
+	for (i = 0; i < 50 && !t_pas.disconnected; i++)
+		msleep(100);
+	pr_info("# %s dreq after_ms=%d\n", t_case, i * 100);
+	t_result(t_pas.disconnected, "dreq-after-migration",
+		 "no DREQ reached the passive side after the migration");
+	t_ctl(restore_ctl);
+out:
+	t_teardown();
+	t_altroute_put();
+}
+
+/*
+ * cma-altroute-route: the route rdma_resolve_route() gives (with or
+ * without an alternate, the guest test judges), the connection, traffic
+ * both ways, both QPs' paths.
+ */
+static void t_case_cma_altroute_route(void)
+{
+	int ret = t_setup(false);
+
+	if (!t_altroute_get())
+		goto out;
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, false);
+	t_result(!ret, "connect", "rdma_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("act-to-pas", &t_act, &t_pas);
+	t_traffic("pas-to-act", &t_pas, &t_act);
+	t_dump("conn", &t_act);
+	t_dump("conn", &t_pas);
+out:
+	t_teardown();
+	t_altroute_put();
+}
+
+/*
+ * cma-altroute-destroy: rdma_resolve_route(), then rdma_destroy_id()
+ * destroy_ms later, while the alternate's discovery is held up (the
+ * guest test makes a remote service silent); the destroy must not wait
+ * for the discovery's timeouts. The guest test checks what is left.
+ */
+static void t_case_cma_altroute_destroy(void)
+{
+	struct sockaddr_ib src, dst;
+	ktime_t t0;
+	int ret = t_setup(false);
+
+	if (!t_altroute_get())
+		goto out;
+	if (ret)
+		goto out;
+	t_act.id = rdma_create_id(&init_net, t_cma_handler, &t_act, RDMA_PS_IB,
+				  IB_QPT_RC);
+	if (IS_ERR(t_act.id)) {
+		ret = PTR_ERR(t_act.id);
+		t_act.id = NULL;
+		goto out;
+	}
+	if (opt_in)
+		t_apm_events(t_act.id, true);
+	t_sib(&src, &t_act.gid, 0);
+	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
+	ret = rdma_bind_addr(t_act.id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_resolve_addr(t_act.id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, 5000);
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	if (!ret)
+		ret = rdma_resolve_route(t_act.id, route_ms);
+	t_result(!ret, "resolve-route", "rdma_resolve_route() refused");
+	if (ret)
+		goto out;
+	msleep(destroy_ms);
+	/* ROUTE_RESOLVED (or ERROR) would have completed the step */
+	ret = try_wait_for_completion(&t_act.step);
+	pr_info("# %s event_before_destroy=%d\n", t_case, ret);
+	t_result(!ret, "in-flight", "the route was resolved before the destroy");
+	t0 = ktime_get();
+	rdma_destroy_id(t_act.id);
+	t_act.id = NULL;
+	pr_info("# %s destroy_ms=%lld\n", t_case,
+		ktime_ms_delta(ktime_get(), t0));
+out:
+	t_teardown();
+	t_altroute_put();
+}
+
 /* ---- ip: an IP-addressed connection ------------------------------------- */
 
 static struct net *t_net(int pid)
@@ -2438,6 +2626,12 @@ static int __init t_init(void)
 			t_case_cma_apm();
 		else if (!strcmp(c, "cma-lap"))
 			t_case_cma_lap();
+		else if (!strcmp(c, "cma-altroute"))
+			t_case_cma_altroute();
+		else if (!strcmp(c, "cma-altroute-route"))
+			t_case_cma_altroute_route();
+		else if (!strcmp(c, "cma-altroute-destroy"))
+			t_case_cma_altroute_destroy();
 		else if (!strcmp(c, "ibcm"))
 			t_case_ibcm();
 		else if (!strcmp(c, "lap"))
