@@ -201,10 +201,13 @@ static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
 		goto out;
 	rec.dgid = *tgid;
 	rec.numb_path = 1;
+	/* the connection's partition, as rdma_cm asks for a primary */
+	rec.pkey = cpu_to_be16(0xffff);
 	reinit_completion(&alt_step);
 	id = ib_sa_path_rec_get(&rsa_test_sa_client, ibdev, port, &rec,
 				IB_SA_PATH_REC_SGID | IB_SA_PATH_REC_DGID |
-				IB_SA_PATH_REC_NUMB_PATH, 4000, GFP_KERNEL,
+				IB_SA_PATH_REC_NUMB_PATH | IB_SA_PATH_REC_PKEY,
+				4000, GFP_KERNEL,
 				alt_fwd_cb, NULL, &sq);
 	if (id < 0 || (wait_for_completion(&alt_step), alt_status)) {
 		pr_info("simfab_rsa_test: alt status=%d (primary forward)\n",

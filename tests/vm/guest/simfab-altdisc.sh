@@ -242,10 +242,13 @@ else
 	chk ret-grh-sgid "$(gid_hex "$(capf "$rget" sgid)")" "$(port_gidhex a3/2)"
 	chk ret-dgid "$(mad "$m" 64 16)" "$(port_gidhex a3/2)"
 	chk ret-sgid "$(mad "$m" 80 16)" "$(port_gidhex b3/2)"
-	chk ret-comp-mask "$(mad "$m" 48 8)" 000000000000000c
+	# SGID, DGID and the primary's P_Key (0xffff, the connection's)
+	chk ret-comp-mask "$(mad "$m" 48 8)" 000000000000200c
+	chk ret-pkey "$(mad "$m" 106 2)" ffff
 	chk_num ret-lrh-slid "$(capf "$rget" slid)" "$RABLID"
 	m=$(capf "$sa1" mad)
-	chk sa1-mask "$(mad "$m" 48 8)" 000000000000000c
+	chk sa1-mask "$(mad "$m" 48 8)" 000000000000200c
+	chk sa1-pkey "$(mad "$m" 106 2)" ffff
 	chk sa1-sgid "$(mad "$m" 80 16)" "$(port_gidhex b3/2)"
 	m=$(capf "$sa2" mad)
 	chk sa2-mask "$(mad "$m" 48 8)" 0000000000002030
