@@ -513,11 +513,5 @@ chk_begin
 chk rmmod "$rc" 0
 chk_end alt:unload
 
-dmesg_since "$mark" >/tmp/alt.dmesg
-if trouble /tmp/alt.dmesg >/tmp/alt.trouble; then
-	diag_file /tmp/alt.trouble
-	t_fail $T:dmesg "kernel trouble during the test"
-else
-	t_pass $T:dmesg
-fi
+chk_dmesg "$T" "$mark"
 t_summary

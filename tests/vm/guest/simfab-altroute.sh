@@ -291,11 +291,5 @@ chk_begin
 chk rmmod "$rc" 0
 chk_end altroute:unload
 
-dmesg_since "$mark" >/tmp/ar.dmesg
-if trouble /tmp/ar.dmesg >/tmp/ar.trouble; then
-	diag_file /tmp/ar.trouble
-	t_fail $T:dmesg "kernel trouble during the test"
-else
-	t_pass $T:dmesg
-fi
+chk_dmesg "$T" "$mark"
 t_summary

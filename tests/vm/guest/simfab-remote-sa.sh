@@ -676,11 +676,5 @@ chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=-\(4\|19\) ' /tmp
 chk_end unload:device-removed-with-queries /tmp/rsa-devgone.dmesg
 rmmod rdma_ucm rdma_cm ib_remote_sa 2>/dev/null
 
-dmesg_since "$mark" >/tmp/rsa.dmesg
-if trouble /tmp/rsa.dmesg >/tmp/rsa.trouble; then
-	diag_file /tmp/rsa.trouble
-	t_fail $T:dmesg "kernel trouble during the test"
-else
-	t_pass $T:dmesg
-fi
+chk_dmesg "$T" "$mark"
 t_summary

@@ -175,6 +175,18 @@ trouble() {
 	grep -E "$DMESG_BAD" "$@" | grep -v 'module verification failed'
 }
 
+# chk_dmesg NAME MARK: NAME:dmesg passes when the kernel log since
+# dmesg_mark MARK has no trouble, else fails and shows it.
+chk_dmesg() {
+	dmesg_since "$2" >"/tmp/$1.dmesg"
+	if trouble "/tmp/$1.dmesg" >"/tmp/$1.trouble"; then
+		diag_file "/tmp/$1.trouble"
+		t_fail "$1:dmesg" "kernel trouble during the test"
+	else
+		t_pass "$1:dmesg"
+	fi
+}
+
 # sf_load_topo TOPOFILE MODULE...: the MODULEs loaded, then simfab
 # (re)loaded with TOPOFILE's topology (one line, as the image has them),
 # the default topology left in modprobe.d, debugfs mounted, and the
