@@ -92,7 +92,7 @@ module_param(wrong_nogrh, bool, 0444);
 MODULE_PARM_DESC(wrong_nogrh, "rc: then reload the active AV without its GRH and send");
 static bool cma_notify = true;
 module_param(cma_notify, bool, 0444);
-MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as 6.1 consumers must (N: rely on ib-routed's rdma_cm)");
+MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as rdma_cm's consumers must (N: it does not; rdma_cm then never hears of the migration)");
 static int msgs = 8;
 module_param(msgs, int, 0444);
 MODULE_PARM_DESC(msgs, "messages each way per burst");
@@ -161,7 +161,18 @@ static void t_result(bool ok, const char *name, const char *why)
 			why);
 }
 
+/*
+ * In-kernel ULPs take their own structure from the QP's context in their
+ * completion and event handlers (nvmet-rdma nvmet_rdma_recv_done(),
+ * ib_isert, ib_srpt, nvme-rdma, iser): so does this consumer. A side
+ * starts with T_SIDE_MAGIC, and every completion and QP event it takes
+ * checks that wc->qp->qp_context (ev->element.qp->qp_context) is still
+ * its own side.
+ */
+#define T_SIDE_MAGIC	0x5f1dc0de
+
 struct t_side {
+	u32 magic;			/* T_SIDE_MAGIC */
 	const char *name;		/* "act" or "pas" */
 	struct ib_device *dev;
 	u32 port, alt_port;
@@ -192,7 +203,25 @@ struct t_side {
 #define T_RDMA_OFF	(T_SEND_OFF + T_MSG)
 #define T_BUF_LEN	(T_RDMA_OFF + T_MSG)
 
-static struct t_side t_act = { .name = "act" }, t_pas = { .name = "pas" };
+static struct t_side t_act = { .magic = T_SIDE_MAGIC, .name = "act" },
+		     t_pas = { .magic = T_SIDE_MAGIC, .name = "pas" };
+
+/* Completions and QP events seen, and those whose QP context was not ours */
+static atomic_t t_ctx_seen, t_ctx_bad;
+
+/* @qp's context as a ULP reads it: one of our sides, with its magic. */
+static void t_check_qp_context(const struct ib_qp *qp, const char *what)
+{
+	const struct t_side *s = qp ? qp->qp_context : NULL;
+
+	atomic_inc(&t_ctx_seen);
+	if ((s == &t_act || s == &t_pas) && READ_ONCE(s->magic) == T_SIDE_MAGIC)
+		return;
+	if (atomic_inc_return(&t_ctx_bad) <= 3)
+		pr_info("# %s %s: qp_context %p is not the consumer's (act %p pas %p)\n",
+			t_case, what, s, &t_act, &t_pas);
+}
+
 static struct ib_sa_client t_sa;
 
 /* The paths of the last t_ibcm_connect(): forward and return records */
@@ -239,6 +268,9 @@ static void t_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct t_side *s = ctx;
 
+	t_check_qp_context(ev->element.qp, "qp event");
+	if (ctx != ev->element.qp->qp_context)
+		atomic_inc(&t_ctx_bad);
 	if (ev->event == IB_EVENT_PATH_MIG) {
 		atomic_inc(&s->path_mig);
 		/* The CM hears of it only from the consumer (cm.c
@@ -276,6 +308,7 @@ static int t_side_init(struct t_side *s, const char *spec, const char *alt)
 		ret = rdma_query_gid(s->dev, s->alt_port, 0, &s->alt_gid);
 	if (ret)
 		return ret;
+	s->magic = T_SIDE_MAGIC;
 	init_completion(&s->step);
 	atomic_set(&s->path_mig, 0);
 	atomic_set(&s->other_events, 0);
@@ -369,8 +402,10 @@ static int t_post_recvs(struct t_side *s)
 static bool t_poll(struct ib_cq *cq, struct ib_wc *wc, int ms)
 {
 	for (; ms > 0; ms -= 5) {
-		if (ib_poll_cq(cq, 1, wc) == 1)
+		if (ib_poll_cq(cq, 1, wc) == 1) {
+			t_check_qp_context(wc->qp, "completion");
 			return true;
+		}
 		usleep_range(4000, 6000);
 	}
 	return false;
@@ -1154,9 +1189,20 @@ static int t_setup(bool alternate)
 
 static void t_teardown(void)
 {
+	int seen = atomic_read(&t_ctx_seen), bad = atomic_read(&t_ctx_bad);
+
 	t_disconnect(&t_act, &t_pas);
 	t_side_fini(&t_act);
 	t_side_fini(&t_pas);
+	/* every case with traffic: the QPs' context stayed the consumer's */
+	if (seen) {
+		pr_info("# %s qp_context checked=%d foreign=%d\n", t_case, seen,
+			bad);
+		t_result(!bad, "qp-context-consumers",
+			 "a completion or QP event carried a qp_context that is not the consumer's");
+	}
+	atomic_set(&t_ctx_seen, 0);
+	atomic_set(&t_ctx_bad, 0);
 }
 
 /*
@@ -1333,9 +1379,11 @@ out:
  * cma-apm: an rdma_cm connection whose route is a path record set with an
  * alternate through another router (ib-routed), the primary router fails
  * under traffic (fail_ctl): both QPs migrate, the consumer's QP event
- * handler still sees PATH_MIG, and rdma_cm has told ib_cm
- * (ib_cm_notify()): the DREQ then goes through the alternate and reaches
- * the passive side.
+ * handler sees PATH_MIG with its own context, and its rdma_notify() tells
+ * ib_cm: the DREQ then goes through the alternate and reaches the passive
+ * side. With cma_notify=N nobody tells rdma_cm, and the DREQ takes the
+ * old path as in 6.1. Both sides' completions carry the consumer's
+ * qp_context (the passive id's route has the REQ's alternate).
  */
 static void t_case_cma_apm(void)
 {
@@ -1369,8 +1417,17 @@ static void t_case_cma_apm(void)
 	for (i = 0; i < 50 && !t_pas.disconnected; i++)
 		msleep(100);
 	pr_info("# %s dreq after_ms=%d\n", t_case, i * 100);
-	t_result(t_pas.disconnected, "dreq-after-migration",
-		 "no DREQ reached the passive side after the migration (ib_cm not told)");
+	/*
+	 * rdma_cm hears of a migration only from rdma_notify(): it never
+	 * takes over the QP's event handler or context, so a consumer that
+	 * does not notify keeps 6.1's behaviour, the DREQ on the old path.
+	 */
+	if (cma_notify)
+		t_result(t_pas.disconnected, "dreq-after-migration",
+			 "no DREQ reached the passive side after the migration (ib_cm not told)");
+	else
+		t_result(!t_pas.disconnected, "dreq-old-path-unnotified",
+			 "the DREQ reached the passive side though no consumer called rdma_notify(): rdma_cm followed the QP by itself");
 	t_ctl(restore_ctl);
 out:
 	t_teardown();

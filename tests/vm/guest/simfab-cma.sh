@@ -276,10 +276,12 @@ fi
 # path-set calls (forward through RA paired with RA's port on B as the
 # return DLID; the alternate through RB, B's own return record), RC QPs,
 # RA fails under traffic: both QPs migrate to RB, the consumer's handler
-# sees PATH_MIG, and the DREQ (ib_cm's path, told by rdma_cm) reaches b1.
-# apm NAME NOTIFY: one run; NOTIFY=0: the consumer does not call
-# rdma_notify() (rdma_cm must tell ib_cm itself), 1: it does, as 6.1
-# consumers must (ib_cm must not hear of it twice).
+# sees PATH_MIG with its own qp_context, its rdma_notify() tells ib_cm,
+# and the DREQ (ib_cm's path) reaches b1 through RB.
+# apm NAME NOTIFY: one run; NOTIFY=1: the consumer calls rdma_notify(),
+# as rdma_cm's consumers must; NOTIFY=0: it does not, and rdma_cm, which
+# never takes over a QP's event handler or context, does not hear of the
+# migration: the DREQ takes the old path through RA, as in 6.1.
 apm() {
 	_n=$1
 	echo clear >$D/ctl
@@ -307,16 +309,22 @@ apm() {
 	chk_num pas-alt-dlid "$(qa pas.before alt_dlid)" "$(topo_port "$RB_B" lid)"
 	chk_num act-dlid-after "$(qa act.after dlid)" "$RB_ALID"
 	chk_num pas-dlid-after "$(qa pas.after dlid)" "$(topo_port "$RB_B" lid)"
-	# the DREQ left a1 through RB, RA being down
-	grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
-		_bad="$_bad no-DREQ-through-$RB"
+	if [ "$2" = 1 ]; then
+		# the DREQ left a1 through RB, RA being down
+		grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
+			_bad="$_bad no-DREQ-through-$RB"
+	else
+		# ib_cm was not told: no DREQ through RB
+		! grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
+			_bad="$_bad DREQ-through-$RB-unnotified"
+	fi
 	chk_end "cma:$_n-paths-and-dreq-route" "$k" "/tmp/sfc-$_n.cap"
 }
 qa() { sed -n "s|^# [^ ]* $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$k" | head -n 1; }
 if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 	RB_ALID=$(topo_port "$(rport "$RB" "$A")" lid)
-	apm apm 0
-	apm apm-consumer-notifies 1
+	apm apm 1
+	apm apm-unnotified 0
 else
 	t_skip $T:cma:apm "simfab_rc_test.ko not in the image, or one router only"
 fi
@@ -339,7 +347,7 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 	echo clear >$D/ctl
 	_m=$(dmesg_mark)
 	if timeout 330 modprobe simfab_rc_test cases=cma-lap "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
-		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY cma_notify=0 wait_ms=150000 \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY wait_ms=150000 \
 		fail_ctl="router+$RA+down" restore_ctl="router+$RA+up" \
 		fail_alt_ctl="router+$RB+down" restore_alt_ctl="router+$RB+up"; then
 		rmmod simfab_rc_test
