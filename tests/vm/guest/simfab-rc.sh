@@ -432,10 +432,23 @@ chk_end rc:routed-ret-wire /tmp/sfrc-routedret.cap
 # ---- rc:alt-routed: a routed alternate through the second router, by ib_cm --------------
 KPFX=rc:alt-routed
 if [ -n "$R2" ]; then
-	# Without return records ib_cm refuses it: the passive side's LRH
-	# fix-up would arm it with the first router's LID (6.1 cm.c:2065).
+	# Without return records ib_send_cm_req() sends it as 6.1 does, so
+	# that existing callers connect as before: permissive alternate
+	# LIDs in the REQ, which the passive side's LRH fix-up fills with
+	# the first router's LID (6.1 cm.c:2065).
 	run altr-noret cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
 		pas_alt="$(dev $BP)" alt_dlid="$R2A" retry=$RETRY
+	chk_begin
+	_req=$(cap_req altr-noret "$(rport "$R1" "$A")")
+	if [ -z "$_req" ]; then
+		_bad="no REQ at $(rport "$R1" "$A")"
+	else
+		_m=$(capf "$_req" mad)
+		chk_num alt-local-lid "$(madn "$_m" 120 2)" 0xffff
+		chk_num alt-remote-lid "$(madn "$_m" 122 2)" 0xffff
+	fi
+	chk_num pas-alt-dlid "$(qa altr-noret pas.noret alt_dlid)" "$R1B"
+	chk_end rc:alt-routed-noret-as-6.1 /tmp/sfrc-altr-noret.ktap
 	# With them: primary through R1 (its return DLID R1's port on B),
 	# alternate through R2 with B's SA's own return record.
 	R2RET=
