@@ -317,6 +317,22 @@ static inline struct sf_ah *to_sah(struct ib_ah *ah)
 
 struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits);
 struct sf_port *sf_port_by_guid(int subnet, u64 guid);
+
+/*
+ * GIDs per port (module parameter gids, 1 or 2). With 2, GID index 1 is an
+ * alias GUID, as an SM assigns alias GUIDs to SR-IOV virtual functions
+ * through GUIDInfo (IBA 14.2.5.13; OpenSM osm_sa_guidinfo_record.c): a
+ * second GID of the same port, owned by it for delivery and in the SA.
+ */
+extern unsigned int sf_gids;
+#define SF_ALIAS_BIT	BIT_ULL(48)	/* 0x5346... -> 0x5347... */
+
+static inline u64 sf_port_iid(const struct sf_port *port, unsigned int index)
+{
+	return index ? port->guid ^ SF_ALIAS_BIT : port->guid;
+}
+
+bool sf_port_owns_iid(const struct sf_port *port, u64 iid);
 struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp);
 int sf_rq_push(struct sf_qp *qp, const struct ib_recv_wr *wr);
 bool sf_deliver(struct sf_pkt *pkt);

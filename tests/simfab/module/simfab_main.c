@@ -31,6 +31,10 @@ static char *topology =
 module_param(topology, charp, 0444);
 MODULE_PARM_DESC(topology, "subnets, hosts, routers, routes: tests/simfab/README.md");
 
+unsigned int sf_gids = 1;
+module_param_named(gids, sf_gids, uint, 0444);
+MODULE_PARM_DESC(gids, "GIDs per port: 1, or 2 for an alias GUID at GID index 1 (GUIDInfo, IBA 14.2.5.13)");
+
 struct sf_fabric sf_fab;
 DEFINE_SPINLOCK(sf_lock);
 
@@ -578,13 +582,21 @@ struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits)
 	return NULL;
 }
 
+/* Whether @iid is one of @port's GIDs' interface IDs (GUID or alias). */
+bool sf_port_owns_iid(const struct sf_port *port, u64 iid)
+{
+	return iid == port->guid ||
+	       (sf_gids > 1 && iid == sf_port_iid(port, 1));
+}
+
+/* The port of @subnet with a GID of this interface ID (any GID index). */
 struct sf_port *sf_port_by_guid(int subnet, u64 guid)
 {
 	struct sf_subnet *sn = &sf_fab.subnets[subnet];
 	int i;
 
 	for (i = 0; i < sn->nports; i++)
-		if (sn->ports[i]->guid == guid)
+		if (sf_port_owns_iid(sn->ports[i], guid))
 			return sn->ports[i];
 	return NULL;
 }
@@ -650,7 +662,7 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	a->phys_state = port->down ? port->phys : IB_PORT_PHYS_STATE_LINK_UP;
 	a->max_mtu = IB_MTU_4096;
 	a->active_mtu = pr.mtu;
-	a->gid_tbl_len = 1;
+	a->gid_tbl_len = sf_gids;
 	a->pkey_tbl_len = SF_PKEYS;
 	a->port_cap_flags = IB_PORT_CM_SUP;
 	if (port == sn->sm)
@@ -673,7 +685,7 @@ static int sf_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	/* No SMI: no QP0, the module is the SM (see README). */
 	im->core_cap_flags = RDMA_CORE_PORT_IBA_IB & ~RDMA_CORE_CAP_IB_SMI;
 	im->pkey_tbl_len = SF_PKEYS;
-	im->gid_tbl_len = 1;
+	im->gid_tbl_len = sf_gids;
 	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
@@ -683,12 +695,13 @@ static int sf_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 {
 	struct sf_dev *sdev = to_sdev(ibdev);
 
-	if (index)
+	if (index < 0 || index >= sf_gids)
 		return -EINVAL;
-	/* GID index 0 = subnet prefix + port GUID (IBA 4.1.1). */
+	/* GID index 0 = subnet prefix + port GUID (IBA 4.1.1); 1 an alias. */
 	gid->global.subnet_prefix =
 		cpu_to_be64(subnet_of(&sdev->port[port_num - 1])->prefix);
-	gid->global.interface_id = cpu_to_be64(sdev->port[port_num - 1].guid);
+	gid->global.interface_id =
+		cpu_to_be64(sf_port_iid(&sdev->port[port_num - 1], index));
 	return 0;
 }
 
@@ -1190,8 +1203,13 @@ void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,
 	grh->paylen = cpu_to_be16(12 + 8 + pkt->len + 4);
 	grh->next_hdr = 0x1b;
 	grh->hop_limit = g->hop_limit;
+	/* The SGID is the one the AH or the QP's path names (sgid_index), as
+	 * an HCA takes it from its GID table.
+	 */
 	grh->sgid.global.subnet_prefix = cpu_to_be64(subnet_of(port)->prefix);
-	grh->sgid.global.interface_id = cpu_to_be64(port->guid);
+	grh->sgid.global.interface_id =
+		cpu_to_be64(sf_port_iid(port, g->sgid_index < sf_gids ?
+					      g->sgid_index : 0));
 	grh->dgid = g->dgid;
 	pkt->has_grh = true;
 }
@@ -2046,6 +2064,10 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 		   sn->lmc, sn->prefix, port->guid, port->pkeys[0],
 		   port->pkeys[1], sn->name, port->side,
 		   port->down ? "down" : "active");
+	if (sf_gids > 1)
+		seq_printf(m, "gid port %s/%u index=1 gid=%016llx:%016llx\n",
+			   sf_port_owner(port), port->num, sn->prefix,
+			   sf_port_iid(port, 1));
 }
 
 static int sf_topology_show(struct seq_file *m, void *v)

@@ -159,6 +159,19 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	u8 mtu, rate, sl, life;
 	u16 pkey;
 	const u8 *in = q->rec;
+	u64 s_iid = s->guid, d_iid = d->guid;
+
+	/*
+	 * A GID asked for by its alias GUID is answered with it (OpenSM
+	 * pr_rcv_build_pr() takes the SGID and DGID from the requested
+	 * alias GUIDs); a port found by LID, or by GID index 0, has its GUID.
+	 */
+	if (has(q, IB_SA_PATH_REC_SGID) &&
+	    sf_port_owns_iid(s, get_unaligned_be64(in + 32)))
+		s_iid = get_unaligned_be64(in + 32);
+	if (has(q, IB_SA_PATH_REC_DGID) &&
+	    sf_port_owns_iid(d, get_unaligned_be64(in + 16)))
+		d_iid = get_unaligned_be64(in + 16);
 
 	/* A router port's properties are its subnet's defaults. */
 	sf_port_props(s, &sh);
@@ -213,11 +226,11 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 		put_unaligned_be32(0xff, r + 44);
 	} else {
 		put_unaligned_be64(q->sn->prefix, r + 8);
-		put_unaligned_be64(d->guid, r + 16);
+		put_unaligned_be64(d_iid, r + 16);
 		put_unaligned_be32(0, r + 44);
 	}
 	put_unaligned_be64(q->sn->prefix, r + 24);
-	put_unaligned_be64(s->guid, r + 32);
+	put_unaligned_be64(s_iid, r + 32);
 	put_unaligned_be16(dlid, r + 40);
 	put_unaligned_be16(slid, r + 42);
 	r[48] = 0;				/* TClass */
