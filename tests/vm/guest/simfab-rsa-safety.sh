@@ -86,8 +86,11 @@ ctl() { echo "$*" >$D/ctl; }
 AP=a1/1 A2P=a2/1 BP=b1/1
 BGID=$(port_gid $BP)
 diag "b1 $BGID"
+# no cache: every query goes on the wire (restored at the end, for the
+# tests that run after this one in the same guest)
+TTL0=$(cat $P/cache_ttl_ms) NEG0=$(cat $P/neg_ttl_ms)
 echo 0 >$P/cache_ttl_ms
-echo 0 >$P/neg_ttl_ms 2>/dev/null
+echo 0 >$P/neg_ttl_ms
 
 # ---- b1's SA answers made malformed ------------------------------------------
 # sa NAME SETS...: the next PathRecord GetResp of B's SA to b1 mangled
@@ -284,6 +287,8 @@ echo 1000 >$P/new_rate_limit
 echo 20 >$P/rate_burst
 
 # ---- nothing left behind --------------------------------------------------------
+echo "$TTL0" >$P/cache_ttl_ms
+echo "$NEG0" >$P/neg_ttl_ms
 rmmod ib_umad 2>/dev/null
 if rmmod simfab; then t_pass $T:unload; else t_fail $T:unload "rmmod simfab failed"; fi
 chk_dmesg $T "$mark"
