@@ -1370,6 +1370,7 @@ struct sf_fault {
 	bool mangle;		/* rewrite the packet and deliver it */
 	int mgmt_class;		/* -1: any packet; else GSI MADs of it */
 	int method;		/* -1: any; else GSI MADs of that method */
+	int attr_id;		/* -1: any; else GSI MADs of that attribute */
 	int nset;		/* mangle: MAD bytes to overwrite */
 	struct {
 		unsigned int off;
@@ -1425,6 +1426,10 @@ static int sf_fault_match(struct sf_pkt *pkt, struct sf_port *dst,
 		if (f->method >= 0 &&
 		    (pkt->dqpn != 1 || pkt->len < 24 ||
 		     pkt->data[3] != f->method))
+			continue;
+		if (f->attr_id >= 0 &&
+		    (pkt->dqpn != 1 || pkt->len < 24 ||
+		     get_unaligned_be16(pkt->data + 16) != f->attr_id))
 			continue;
 		if (f->delay && pkt->delayed)
 			continue;
@@ -2240,11 +2245,12 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
 #define SF_ARGS	12
 
 /*
- * "drop|delay|mangle [class=C] [method=M] [to=H/P] [from=H/P] [count=N]
- * [ms=M] [set=OFF:HEX]... [sgid-seq=1]": a fault rule matched against
- * every packet as it arrives at a port (hosts', routers' and the SA's), by
- * the port its DLID names and the port that sent it on that subnet; with
- * a class (a method), GSI MADs of that management class (method) only.
+ * "drop|delay|mangle [class=C] [method=M] [attr=A] [to=H/P] [from=H/P]
+ * [count=N] [ms=M] [set=OFF:HEX]... [sgid-seq=1]": a fault rule matched
+ * against every packet as it arrives at a port (hosts', routers' and the
+ * SA's), by the port its DLID names and the port that sent it on that
+ * subnet; with a class (a method, an attribute ID), GSI MADs of that
+ * management class (method, attribute) only.
  * "count" ends the rule after N packets. "mangle" delivers the packet
  * after writing the bytes HEX (up to 8) at MAD byte OFF for each "set"
  * (up to 4), and with "sgid-seq=1" a new GRH SGID interface ID into each:
@@ -2252,7 +2258,8 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
  */
 static int sf_ctl_fault(int argc, char **argv)
 {
-	struct sf_fault f = { .used = true, .mgmt_class = -1, .method = -1 };
+	struct sf_fault f = { .used = true, .mgmt_class = -1, .method = -1,
+			      .attr_id = -1 };
 	unsigned long flags;
 	unsigned int v;
 	int i;
@@ -2299,6 +2306,8 @@ static int sf_ctl_fault(int argc, char **argv)
 			f.mgmt_class = v;
 		else if (!strcmp(argv[i], "method") && v <= 0xff)
 			f.method = v;
+		else if (!strcmp(argv[i], "attr") && v <= 0xffff)
+			f.attr_id = v;
 		else if (!strcmp(argv[i], "sgid-seq") && f.mangle && v <= 1)
 			f.sgid_seq = v;
 		else if (!strcmp(argv[i], "count"))

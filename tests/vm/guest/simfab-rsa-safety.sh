@@ -103,7 +103,7 @@ sa() {
 	_r=
 	for _s in "$@"; do _r="$_r set=$_s"; done
 	# shellcheck disable=SC2086
-	ctl mangle class=0x03 method=0x81 to=$BP count=1 $_r
+	ctl mangle class=0x03 method=0x81 attr=0x0035 to=$BP count=1 $_r
 	b0=$(cnt $BP sa_bad_answers) e0=$(cnt $BP rej_sa_error)
 	rq "sa-$_n" $AP "target=$BGID" timeout_ms=4000 retries=0
 	ctl nofault
@@ -123,7 +123,7 @@ sa short-rmpp-payload 1 24:01010700 28:00000001 32:0000001c 44:0001
 sa short-rmpp-no-record 1 24:01010700 28:00000001 32:0000001c
 # an error status with the record still in it: the status passed on, no
 # record read (and not counted as malformed)
-ctl mangle class=0x03 method=0x81 to=$BP count=1 set=4:0100
+ctl mangle class=0x03 method=0x81 attr=0x0035 to=$BP count=1 set=4:0100
 rq sa-status $AP "target=$BGID" timeout_ms=4000 retries=0
 ctl nofault
 chk_begin
@@ -135,7 +135,7 @@ chk_end sa-answer:error-status /tmp/rs-sa-status.out
 # AttributeOffset 1: the old reader walked 112-byte records over a count
 # of 8-byte ones, past the end of the buffer. a1's alternate path discovery
 # asks b1's service for b1's node's ports (NodePorts), which asks B's SA.
-ctl mangle class=0x03 method=0x92 to=$BP count=1 set=44:0001
+ctl mangle class=0x03 method=0x92 attr=0x0011 to=$BP count=1 set=44:0001
 b0=$(cnt $BP sa_bad_answers) e0=$(cnt $BP rej_sa_error) q0=$(cnt $BP node_ports)
 rq np-short $AP alt=1 "target=$BGID" timeout_ms=4000 retries=0
 ctl nofault
@@ -154,7 +154,7 @@ t_check $T:sa-answer:noderecord-good "$(cat /tmp/rs-np-good.out)" \
 # values NAME SET: the record's byte (MAD byte 56 + record offset) changed
 values() {
 	ctl nofault
-	ctl mangle class=0x03 method=0x81 to=$BP count=1 "set=$2"
+	ctl mangle class=0x03 method=0x81 attr=0x0035 to=$BP count=1 "set=$2"
 	v0=$(cnt $BP bad_values)
 	rq "val-$1" $AP "target=$BGID" timeout_ms=4000 retries=0
 	ctl nofault
@@ -171,7 +171,7 @@ values hop-0 103:00
 # answer NAME SET: b1's next GetResp (class 0x0d) to a1 changed at SET
 answer() {
 	ctl nofault
-	ctl mangle class=0x0d method=0x81 to=$AP count=1 "set=$2"
+	ctl mangle class=0x0d method=0x81 attr=0x0035 to=$AP count=1 "set=$2"
 	v0=$(cnt $AP bad_values) a0=$(cnt $AP client_bad_answers)
 	rq "ans-$1" $AP "target=$BGID" timeout_ms=4000 retries=0
 	ctl nofault
@@ -201,7 +201,7 @@ t_check $T:answer:good "$(cat /tmp/rs-ans-good.out)" [ "$(qf /tmp/rs-ans-good.ou
 # rdma_cm: a refused answer is no answer; the connection goes ahead
 # without the return record (the LRH fix-up), as it does without a service
 echo Y >/sys/module/rdma_cm/parameters/remote_sa 2>/dev/null
-ctl mangle class=0x0d method=0x81 to=$AP count=1 set=112:bf
+ctl mangle class=0x0d method=0x81 attr=0x0035 to=$AP count=1 set=112:bf
 v0=$(cnt $AP bad_values)
 cm_connect life63 $AP $BP 7801
 ctl nofault
