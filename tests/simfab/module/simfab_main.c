@@ -1377,12 +1377,26 @@ static bool sf_to_sa(const struct sf_pkt *pkt)
 	       m[25] != IB_MGMT_RMPP_TYPE_DATA;
 }
 
-/* ---- fault injection (debugfs ctl "drop", "delay") ----------------------- */
+/* ---- fault injection (debugfs ctl "drop", "delay", "mangle") ------------- */
+
+#define SF_MANGLE_SETS	4
+#define SF_MANGLE_BYTES	8
 
 struct sf_fault {
 	bool used;
 	bool delay;
+	bool mangle;		/* rewrite the packet and deliver it */
 	int mgmt_class;		/* -1: any packet; else GSI MADs of it */
+	int method;		/* -1: any; else GSI MADs of that method */
+	int attr_id;		/* -1: any; else GSI MADs of that attribute */
+	int nset;		/* mangle: MAD bytes to overwrite */
+	struct {
+		unsigned int off;
+		unsigned int len;
+		u8 val[SF_MANGLE_BYTES];
+	} set[SF_MANGLE_SETS];
+	bool sgid_seq;		/* mangle: a new GRH SGID every packet */
+	u32 seq;
 	struct sf_port *to;	/* the port the DLID names, or NULL */
 	struct sf_port *from;	/* the port that sent it on this subnet */
 	unsigned int count;	/* 0: until removed */
@@ -1392,8 +1406,25 @@ struct sf_fault {
 
 static struct sf_fault sf_faults[SF_MAX_FAULTS];	/* under sf_lock */
 
+/*
+ * A mangle rule's edits: the MAD bytes it names, and with sgid_seq the
+ * GRH's SGID interface ID (a new sender every packet, as a forger sends).
+ */
+static void sf_mangle(struct sf_fault *f, struct sf_pkt *pkt)
+{
+	int i;
+
+	for (i = 0; i < f->nset; i++)
+		if (f->set[i].off + f->set[i].len <= pkt->len)
+			memcpy(pkt->data + f->set[i].off, f->set[i].val,
+			       f->set[i].len);
+	if (f->sgid_seq && pkt->has_grh)
+		put_unaligned_be64(0x0200c9feed000000ULL | ++f->seq,
+				   pkt->grh + 16);
+}
+
 /* The first rule matching @pkt on its way to @dst; counts the hit. */
-static int sf_fault_match(const struct sf_pkt *pkt, struct sf_port *dst,
+static int sf_fault_match(struct sf_pkt *pkt, struct sf_port *dst,
 			  unsigned int *ms)
 {
 	unsigned long flags;
@@ -1410,13 +1441,24 @@ static int sf_fault_match(const struct sf_pkt *pkt, struct sf_port *dst,
 		    (pkt->dqpn != 1 || pkt->len < 24 ||
 		     pkt->data[1] != f->mgmt_class))
 			continue;
+		if (f->method >= 0 &&
+		    (pkt->dqpn != 1 || pkt->len < 24 ||
+		     pkt->data[3] != f->method))
+			continue;
+		if (f->attr_id >= 0 &&
+		    (pkt->dqpn != 1 || pkt->len < 24 ||
+		     get_unaligned_be16(pkt->data + 16) != f->attr_id))
+			continue;
 		if (f->delay && pkt->delayed)
 			continue;
 		f->hits++;
 		if (f->count && !--f->count)
 			f->used = false;
 		*ms = f->ms;
-		ret = f->delay ? 2 : 1;
+		if (f->mangle)
+			sf_mangle(f, pkt);
+		else
+			ret = f->delay ? 2 : 1;
 		break;
 	}
 	spin_unlock_irqrestore(&sf_lock, flags);
@@ -2049,7 +2091,8 @@ static int sf_counters_show(struct seq_file *m, void *v)
 		if (!f->hits && !f->used)
 			continue;
 		seq_printf(m, "fault %d %s hits=%llu active=%d\n", i,
-			   f->delay ? "delay" : "drop", f->hits, f->used);
+			   f->mangle ? "mangle" : f->delay ? "delay" : "drop",
+			   f->hits, f->used);
 	}
 	return 0;
 }
@@ -2224,26 +2267,50 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
 #define SF_ARGS	12
 
 /*
- * "drop|delay [class=C] [to=H/P] [from=H/P] [count=N] [ms=M]": a fault
- * rule matched against every packet as it arrives at a port (hosts',
- * routers' and the SA's), by the port its DLID names and the port that
- * sent it on that subnet; with a class, GSI MADs of that management class
- * only. "count" ends the rule after N packets.
+ * "drop|delay|mangle [class=C] [method=M] [attr=A] [to=H/P] [from=H/P]
+ * [count=N] [ms=M] [set=OFF:HEX]... [sgid-seq=1]": a fault rule matched
+ * against every packet as it arrives at a port (hosts', routers' and the
+ * SA's), by the port its DLID names and the port that sent it on that
+ * subnet; with a class (a method, an attribute ID), GSI MADs of that
+ * management class (method, attribute) only.
+ * "count" ends the rule after N packets. "mangle" delivers the packet
+ * after writing the bytes HEX (up to 8) at MAD byte OFF for each "set"
+ * (up to 4), and with "sgid-seq=1" a new GRH SGID interface ID into each:
+ * an SA or ib_remote_sa answer made malformed, a forged sender.
  */
 static int sf_ctl_fault(int argc, char **argv)
 {
-	struct sf_fault f = { .used = true, .mgmt_class = -1 };
+	struct sf_fault f = { .used = true, .mgmt_class = -1, .method = -1,
+			      .attr_id = -1 };
 	unsigned long flags;
 	unsigned int v;
 	int i;
 
 	f.delay = !strcmp(argv[0], "delay");
+	f.mangle = !strcmp(argv[0], "mangle");
 	for (i = 1; i < argc; i++) {
 		char *val = strchr(argv[i], '=');
 
 		if (!val)
 			return -EINVAL;
 		*val++ = '\0';
+		if (!strcmp(argv[i], "set")) {
+			char *hex = strchr(val, ':');
+			size_t n;
+
+			if (!f.mangle || !hex || f.nset == SF_MANGLE_SETS)
+				return -EINVAL;
+			*hex++ = '\0';
+			n = strlen(hex);
+			if (kstrtouint(val, 0, &v) || v >= IB_MGMT_MAD_SIZE ||
+			    !n || n % 2 || n / 2 > SF_MANGLE_BYTES ||
+			    hex2bin(f.set[f.nset].val, hex, n / 2))
+				return -EINVAL;
+			f.set[f.nset].off = v;
+			f.set[f.nset].len = n / 2;
+			f.nset++;
+			continue;
+		}
 		if (!strcmp(argv[i], "to") || !strcmp(argv[i], "from")) {
 			struct sf_port *p = sf_port_by_name(val);
 
@@ -2259,6 +2326,12 @@ static int sf_ctl_fault(int argc, char **argv)
 			return -EINVAL;
 		if (!strcmp(argv[i], "class") && v <= 0xff)
 			f.mgmt_class = v;
+		else if (!strcmp(argv[i], "method") && v <= 0xff)
+			f.method = v;
+		else if (!strcmp(argv[i], "attr") && v <= 0xffff)
+			f.attr_id = v;
+		else if (!strcmp(argv[i], "sgid-seq") && f.mangle && v <= 1)
+			f.sgid_seq = v;
 		else if (!strcmp(argv[i], "count"))
 			f.count = v;
 		else if (!strcmp(argv[i], "ms") && f.delay && v <= 60000)
@@ -2315,7 +2388,8 @@ static int sf_ctl_partition(int argc, char **argv)
  *   "lid H/P LID", "pkey H/P INDEX PKEY", "sm H/P": what the SM sets;
  *   "rereg H/P": the SM asks the port's clients to register again;
  *   "router R down|up": the router and its links go down or come back;
- *   "drop ...", "delay ...", "nofault": fault rules (sf_ctl_fault);
+ *   "drop ...", "delay ...", "mangle ...", "nofault": fault rules
+ *     (sf_ctl_fault);
  *   "partition SUBNET H/P...", "heal SUBNET";
  *   "clear": the capture ring.
  * A host's port raises the event a real HCA raises when the SM changes
@@ -2353,7 +2427,8 @@ static int sf_ctl_cmd(char *buf)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
-	if (!strcmp(argv[0], "drop") || !strcmp(argv[0], "delay"))
+	if (!strcmp(argv[0], "drop") || !strcmp(argv[0], "delay") ||
+	    !strcmp(argv[0], "mangle"))
 		return sf_ctl_fault(argc, argv);
 	if (argc < 2)
 		return -EINVAL;
