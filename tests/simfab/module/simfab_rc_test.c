@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, cma-apm, cma-lap, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -65,7 +65,7 @@ module_param(alt_ret_dlid, ushort, 0444);
 MODULE_PARM_DESC(alt_ret_dlid, "alternate return record's DLID instead of the passive SA's");
 static char *lap_drop_ctl = "";
 module_param(lap_drop_ctl, charp, 0444);
-MODULE_PARM_DESC(lap_drop_ctl, "lap-silent: simfab ctl command that loses the LAP ('+' for blanks)");
+MODULE_PARM_DESC(lap_drop_ctl, "lap-silent, lap-deaf: simfab ctl command that loses the LAP ('+' for blanks)");
 static char *fail_ctl = "";
 module_param(fail_ctl, charp, 0444);
 MODULE_PARM_DESC(fail_ctl, "simfab ctl command that breaks the primary path ('+' for blanks)");
@@ -249,6 +249,16 @@ static int (*t_lap_send)(struct ib_cm_id *cm_id, struct sa_path_rec *alt,
 static int (*t_apr_send)(struct ib_cm_id *cm_id, enum ib_cm_apr_status st,
 			 const void *info, u8 info_len, const void *pd,
 			 u8 len);
+/* ib_cm_lap_loaded(): only in a series whose ib_cm waits for the QP load */
+static int (*t_lap_loaded)(struct ib_cm_id *cm_id, int err);
+/* lap-qp-refuses: the active QP refuses the alternate an APR accepted */
+static bool t_lap_fail_load;
+/* lap-deaf: the active LAP_ERROR handler takes its time; who overlaps it */
+static bool t_lap_slow_error;
+static atomic_t t_lap_in_error = ATOMIC_INIT(0);
+static bool t_lap_overlap;
+static int t_lap_seq, t_lap_err_seq, t_lap_dreq_seq;
+static DECLARE_COMPLETION(t_lap_err_started);
 
 /* "DEV:PORT" -> device reference and port. */
 static int t_parse_end(const char *spec, struct ib_device **dev, u32 *port)
@@ -824,6 +834,26 @@ static int t_cm_modify(struct t_side *s, enum ib_qp_state st)
 	return ib_modify_qp(s->qp, &a, mask);
 }
 
+/*
+ * lap-qp-refuses: load the alternate ib_cm gives for RTS with a P_Key
+ * index the port does not have: the HCA (simfab_rc.c, as a real one)
+ * refuses the modify and the QP keeps what it had.
+ */
+static int t_cm_modify_bad_alt(struct t_side *s)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS };
+	int mask, ret;
+
+	ret = ib_cm_init_qp_attr(s->cm, &a, &mask);
+	if (ret)
+		return ret;
+	if (!(mask & IB_QP_ALT_PATH))
+		return -ENOENT;
+	a.alt_timeout = ack_timeout;
+	a.alt_pkey_index = 0xffff;
+	return ib_modify_qp(s->qp, &a, mask);
+}
+
 static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 {
 	struct t_side *s = cm_id->context;
@@ -867,6 +897,12 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		t_step(s, 0);
 		break;
 	case IB_CM_DREQ_RECEIVED:
+		if (s == &t_act && t_lap_slow_error) {
+			/* lap-deaf: never while LAP_ERROR is being handled */
+			if (atomic_read(&t_lap_in_error))
+				t_lap_overlap = true;
+			t_lap_dreq_seq = ++t_lap_seq;
+		}
 		ib_send_cm_drep(cm_id, NULL, 0);
 		break;
 	case IB_CM_LAP_RECEIVED:
@@ -884,7 +920,15 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		break;
 	case IB_CM_APR_RECEIVED:
 		s->apr_status = ev->param.apr_rcvd.ap_status;
-		ret = s->apr_status ? -EREMOTEIO : t_cm_modify(s, IB_QPS_RTS);
+		if (s->apr_status)
+			ret = -EREMOTEIO;
+		else if (t_lap_fail_load)
+			ret = t_cm_modify_bad_alt(s);
+		else
+			ret = t_cm_modify(s, IB_QPS_RTS);
+		/* Tell ib_cm whether the QP took the accepted alternate */
+		if (!s->apr_status && t_lap_loaded)
+			t_lap_loaded(cm_id, ret);
 		pr_info("# %s %s apr status=%d load=%d\n", t_case, s->name,
 			s->apr_status, ret);
 		t_step(s, ret);
@@ -893,6 +937,13 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		s->lap_error++;
 		pr_info("# %s %s lap_timeout send_status=%d\n", t_case, s->name,
 			ev->param.send_status);
+		if (s == &t_act && t_lap_slow_error) {
+			atomic_inc(&t_lap_in_error);
+			t_lap_err_seq = ++t_lap_seq;
+			complete(&t_lap_err_started);
+			msleep(4000);
+			atomic_dec(&t_lap_in_error);
+		}
 		t_step(s, -ETIMEDOUT);
 		break;
 	case IB_CM_DREP_RECEIVED:
@@ -1521,6 +1572,7 @@ static bool t_lap_get(void)
 	t_lap_enable = __symbol_get("ib_cm_enable_lap");
 	t_lap_send = __symbol_get("ib_send_cm_lap");
 	t_apr_send = __symbol_get("ib_send_cm_apr");
+	t_lap_loaded = __symbol_get("ib_cm_lap_loaded");
 	return t_lap_enable && t_lap_send && t_apr_send;
 }
 
@@ -1532,6 +1584,9 @@ static void t_lap_put(void)
 		__symbol_put("ib_send_cm_lap");
 	if (t_apr_send)
 		__symbol_put("ib_send_cm_apr");
+	if (t_lap_loaded)
+		__symbol_put("ib_cm_lap_loaded");
+	t_lap_loaded = NULL;
 	t_lap_enable = NULL;
 	t_lap_send = NULL;
 	t_apr_send = NULL;
@@ -1707,12 +1762,26 @@ out:
 	t_lap_put();
 }
 
+/* Wait for @s's next ib_cm step (APR, LAP_ERROR), up to @ms. */
+static int t_lap_wait(struct t_side *s, int ms)
+{
+	int ret;
+
+	if (!wait_for_completion_timeout(&s->step, msecs_to_jiffies(ms)))
+		ret = -EBUSY;
+	else
+		ret = s->step_status;
+	reinit_completion(&s->step);
+	return ret;
+}
+
 /*
- * lap-silent: a LAP the peer never answers (lap_drop_ctl loses it on the
- * wire, as an unmodified 6.1 peer never answers): IB_CM_LAP_ERROR after
- * the CM timeout, one transmission only, a second LAP refused
- * (-EOPNOTSUPP), the connection carries traffic and disconnects cleanly
- * (DREQ answered by DREP).
+ * lap-silent: the first CM MAD to the peer after the connection is lost
+ * (lap_drop_ctl, count=1), twice: first the probe ib_cm sends to a peer
+ * not yet known to handle LAPs, then, the peer known, the LAP itself.
+ * Each is sent again after the CM timeout (the connection's max CM
+ * retries) and the LAP is accepted both times. The connection carries
+ * traffic and disconnects cleanly (DREQ answered by DREP).
  */
 static void t_case_lap_silent(void)
 {
@@ -1729,27 +1798,30 @@ static void t_case_lap_silent(void)
 	if (ret)
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
+
 	t_ctl(lap_drop_ctl);
 	start = jiffies;
 	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
 	pr_info("# %s lap send=%d\n", t_case, ret);
-	if (!ret) {
-		/* The CM's timeout for this path is tens of seconds */
-		if (!wait_for_completion_timeout(&t_act.step,
-						 msecs_to_jiffies(90000)))
-			ret = -EBUSY;
-		else
-			ret = t_act.step_status;
-		reinit_completion(&t_act.step);
-	}
-	pr_info("# %s lap wait=%d after_ms=%u\n", t_case, ret,
+	if (!ret)
+		ret = t_lap_wait(&t_act, 100000);
+	pr_info("# %s lap1 wait=%d after_ms=%u\n", t_case, ret,
 		jiffies_to_msecs(jiffies - start));
-	t_result(ret == -ETIMEDOUT && t_act.lap_error == 1, "lap-unanswered",
-		 "want IB_CM_LAP_ERROR for the unanswered LAP");
+	t_result(!ret && !t_act.lap_error && !t_act.apr_status &&
+		 t_pas.lap_rcvd == 1, "first-lost-retried-accepted",
+		 "want the LAP accepted after its first try was lost");
+
+	t_ctl(lap_drop_ctl);
+	start = jiffies;
 	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
 	pr_info("# %s lap again=%d\n", t_case, ret);
-	t_result(ret == -EOPNOTSUPP, "lap-again-refused",
-		 "want -EOPNOTSUPP for a LAP to a peer that left one unanswered");
+	if (!ret)
+		ret = t_lap_wait(&t_act, 100000);
+	pr_info("# %s lap2 wait=%d after_ms=%u\n", t_case, ret,
+		jiffies_to_msecs(jiffies - start));
+	t_result(!ret && !t_act.lap_error && !t_act.apr_status &&
+		 t_pas.lap_rcvd == 2, "second-lost-retried-accepted",
+		 "want a second LAP, lost once, accepted after its retry");
 	t_traffic("after-act-to-pas", &t_act, &t_pas);
 	t_traffic("after-pas-to-act", &t_pas, &t_act);
 	t_dump("after", &t_act);
@@ -1760,6 +1832,152 @@ static void t_case_lap_silent(void)
 	t_result(!ret && t_act.drep, "disconnect",
 		 "want the DREQ answered by a DREP");
 out:
+	t_teardown();
+	t_lap_put();
+}
+
+/*
+ * lap-deaf: a peer that never answers (lap_drop_ctl drops every CM MAD
+ * to it, as a 6.1 CM ignores what a LAP-capable CM answers). No LAP for
+ * the connection reaches the wire, only the probe, with the CM's retries
+ * (the guest test reads the capture). IB_CM_LAP_ERROR comes after them;
+ * its handler here takes 4 s, during which the peer sends a DREQ: the
+ * DREQ_RECEIVED event must wait for it, as any two ib_cm events of one
+ * id are delivered one after the other.
+ */
+static void t_case_lap_deaf(void)
+{
+	int ret = t_setup(true);
+	unsigned long start;
+
+	if (!t_lap_get()) {
+		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
+		goto out;
+	}
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_lap_slow_error = true;
+	t_lap_overlap = false;
+	t_lap_seq = t_lap_err_seq = t_lap_dreq_seq = 0;
+	reinit_completion(&t_lap_err_started);
+	t_ctl(lap_drop_ctl);
+	start = jiffies;
+	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	if (!ret && !wait_for_completion_timeout(&t_lap_err_started,
+						 msecs_to_jiffies(100000)))
+		ret = -EBUSY;
+	pr_info("# %s lap_unanswered wait=%d after_ms=%u\n", t_case, ret,
+		jiffies_to_msecs(jiffies - start));
+	t_result(!ret && t_act.lap_error == 1, "unanswered-after-retries",
+		 "want IB_CM_LAP_ERROR for the unanswered LAP");
+	/* The peer disconnects while a1 is in its LAP_ERROR handler */
+	t_ctl("nofault");
+	if (!ret)
+		ret = ib_send_cm_dreq(t_pas.cm, NULL, 0);
+	pr_info("# %s pas dreq=%d\n", t_case, ret);
+	t_pas.established = false;
+	ret = t_lap_wait(&t_act, 20000);
+	msleep(3000);
+	pr_info("# %s lap_unanswered step=%d overlap=%d seq unanswered=%d dreq=%d drep=%d\n",
+		t_case, ret, t_lap_overlap, t_lap_err_seq, t_lap_dreq_seq,
+		t_pas.drep);
+	t_result(t_lap_err_seq && t_lap_dreq_seq && !t_lap_overlap,
+		 "dreq-waits-for-unanswered-event",
+		 "DREQ_RECEIVED ran while the LAP_ERROR handler was running");
+	t_result(t_lap_err_seq && t_lap_dreq_seq > t_lap_err_seq && t_pas.drep,
+		 "unanswered-event-then-dreq",
+		 "want LAP_ERROR, then DREQ_RECEIVED answered by a DREP");
+	t_act.established = false;
+	t_lap_slow_error = false;
+out:
+	t_lap_slow_error = false;
+	t_teardown();
+	t_lap_put();
+}
+
+/* The alternate DLID ib_cm gives for RTS (0: none) and the QP's own. */
+static void t_alt_dlids(struct t_side *s, const char *when, u32 *cm_dlid,
+			u32 *qp_dlid)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS };
+	struct ib_qp_init_attr init;
+	int mask = 0;
+
+	*cm_dlid = 0;
+	*qp_dlid = 0;
+	if (!ib_cm_init_qp_attr(s->cm, &a, &mask) && (mask & IB_QP_ALT_PATH))
+		*cm_dlid = rdma_ah_get_dlid(&a.alt_ah_attr);
+	if (!ib_query_qp(s->qp, &a, ~0, &init))
+		*qp_dlid = rdma_ah_get_dlid(&a.alt_ah_attr);
+	pr_info("# %s %s.%s cm_alt_dlid=%u qp_alt_dlid=%u mig=%d\n", t_case,
+		s->name, when, *cm_dlid, *qp_dlid, t_mig_state(s));
+}
+
+/*
+ * lap-qp-refuses: an armed connection (alternate through the second
+ * router); a LAP offers the primary's path (t_pri, first router) as the
+ * alternate, the peer accepts it, and the active side's QP refuses the
+ * load (a P_Key index the port lacks, t_cm_modify_bad_alt()). ib_cm
+ * must then give the alternate the QP still has, not the refused one.
+ * A second LAP with the old alternate brings the peer back to it, and
+ * each side's ib_cm and QP agree.
+ */
+static void t_case_lap_qp_refuses(void)
+{
+	int ret = t_setup(true);
+	u32 cm_dlid, qp_dlid, qp_dlid0, pcm, pqp;
+
+	if (!t_lap_get()) {
+		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
+		goto out;
+	}
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_alt_dlids(&t_act, "before", &cm_dlid, &qp_dlid0);
+	t_lap_fail_load = true;
+	ret = t_lap_send(t_act.cm, &t_pri, &t_pri_in, NULL, 0);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	if (!ret)
+		ret = t_lap_wait(&t_act, 100000);
+	t_lap_fail_load = false;
+	pr_info("# %s lap wait=%d apr=%d\n", t_case, ret, t_act.apr_status);
+	t_result(ret == -EINVAL && !t_act.apr_status && t_pas.lap_rcvd == 1,
+		 "accepted-load-refused",
+		 "want APR Success and the QP refusing the load (-EINVAL)");
+	t_alt_dlids(&t_act, "refused", &cm_dlid, &qp_dlid);
+	t_result(qp_dlid == qp_dlid0 && t_mig_state(&t_act) == IB_MIG_ARMED,
+		 "qp-unchanged", "the refused modify changed the QP");
+	t_result(cm_dlid && cm_dlid == qp_dlid, "cm-alt-is-qp-alt",
+		 "ib_cm's alternate for RTS is not the one in the QP");
+	t_traffic("refused-act-to-pas", &t_act, &t_pas);
+
+	/* The old alternate again: the peer goes back to it */
+	ret = t_lap_send(t_act.cm, &t_alt, &t_alt_in, NULL, 0);
+	pr_info("# %s lap2 send=%d\n", t_case, ret);
+	if (!ret)
+		ret = t_lap_wait(&t_act, 100000);
+	/* traffic re-arms both QPs (REARM -> ARMED) */
+	t_traffic("again-act-to-pas", &t_act, &t_pas);
+	t_traffic("again-pas-to-act", &t_pas, &t_act);
+	t_alt_dlids(&t_act, "again", &cm_dlid, &qp_dlid);
+	t_alt_dlids(&t_pas, "again", &pcm, &pqp);
+	t_dump("again", &t_act);
+	t_dump("again", &t_pas);
+	t_result(!ret && !t_act.apr_status && t_pas.lap_rcvd == 2 &&
+		 cm_dlid == qp_dlid && qp_dlid == qp_dlid0 && pcm == pqp &&
+		 t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "reoffered-consistent",
+		 "want the old alternate loaded again, ib_cm and QP agreeing on both sides");
+out:
+	t_lap_fail_load = false;
 	t_teardown();
 	t_lap_put();
 }
@@ -2713,6 +2931,10 @@ static int __init t_init(void)
 			t_case_lap();
 		else if (!strcmp(c, "lap-silent"))
 			t_case_lap_silent();
+		else if (!strcmp(c, "lap-deaf"))
+			t_case_lap_deaf();
+		else if (!strcmp(c, "lap-qp-refuses"))
+			t_case_lap_qp_refuses();
 		else if (!strcmp(c, "ip"))
 			t_case_ip();
 		else if (!strcmp(c, "ibcm-flap"))

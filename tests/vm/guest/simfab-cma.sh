@@ -371,9 +371,16 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 		chk_num act-dlid-back "$(qa act.back dlid)" "$RA_ALID"
 		chk_num pas-dlid-back "$(qa pas.back dlid)" "$RA_BLID"
 		# the LAP at b1 (through RB, the path then) with RA's LIDs on B,
-		# the APR at a1 with status 0; no event at the passive id
-		_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " $c | head -n 1)
-		_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " $c | head -n 1)
+		# the APR at a1 with status 0; no event at the passive id. b1
+		# is not yet known to take LAPs: ib_cm's probe goes first (the
+		# LAP with Remote Communication ID 0, MAD bytes 28-31; b1's
+		# answer has Local Communication ID 0, bytes 24-27).
+		_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " $c |
+			while read -r _l; do [ "$(madn "$(capf "$_l" mad)" 28 4)" = 0 ] || { echo "$_l"; break; }; done)
+		_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " $c |
+			while read -r _l; do [ "$(madn "$(capf "$_l" mad)" 24 4)" = 0 ] || { echo "$_l"; break; }; done)
+		_probe=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " $c | head -n 1)
+		[ -n "$_probe" ] && [ "$(madn "$(capf "$_probe" mad)" 28 4)" = 0 ] || _bad="$_bad no-probe-first"
 		if [ -z "$_lap" ] || [ -z "$_apr" ]; then
 			_bad="$_bad no LAP at $BP or no APR at $AP"
 		else
@@ -381,7 +388,7 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 			chk_num lap-remote-lid "$(madn "$(capf "$_lap" mad)" 46 2)" "$BLID"
 			chk_num apr-status "$(madn "$(capf "$_apr" mad)" 33 1)" 0
 		fi
-		chk_num lap-via-rb "$(grep -c " at=$(rport "$RB" "$A") .* attr=0x0019 .* verdict=routed " $c)" 1
+		chk_num lap-via-rb "$(grep -c " at=$(rport "$RB" "$A") .* attr=0x0019 .* verdict=routed " $c)" 2
 		! grep -q "pas rdma_cm event 1[678] " $k || _bad="$_bad passive-id-got-apm-event"
 		grep -q " at=$RA_A .* class=0x07 .* attr=0x0015 .* verdict=routed " $c || _bad="$_bad no-DREQ-through-$RA"
 		chk_end cma:lap-paths-and-wire $k $c

@@ -236,10 +236,26 @@ lapconn() {
 lapcnt() {
 	grep -c " at=$3 .* class=0x07 cv=2 method=0x03 .* attr=$2 .* verdict=delivered " "$1"
 }
-# aprst FILE: the AP Status of the first APR delivered at a1, or none
+# aprst FILE: the AP Status of the first APR delivered at a1 for the
+# connection (not the answer to ib_cm's probe, whose Local Communication
+# ID, MAD bytes 24-27, is 0), or none
 aprst() {
-	_a=$(cap "$1" 0x001a $AP delivered)
-	if [ -n "$_a" ]; then madn "$(capf "$_a" mad)" 33 1; else echo none; fi
+	_st=none
+	while read -r _h; do
+		[ "$(madn "$_h" 24 4)" != 0 ] || continue
+		_st=$(madn "$_h" 33 1)
+		break
+	done <<-EOF
+	$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " "$1" | sed 's/.* mad=//')
+	EOF
+	echo "$_st"
+}
+# laprcid FILE VERDICT: the Remote Communication IDs (MAD bytes 28-31) of
+# the LAPs at b1 with that verdict, in order: 0 is ib_cm's probe, which a
+# LAP-capable CM answers with APR Invalid Communication ID
+laprcid() {
+	grep " at=$BP .* class=0x07 .* attr=0x0019 .* verdict=$2 " "$1" |
+		sed 's/.* mad=//' | while read -r _h; do madn "$_h" 28 4; done | tr '\n' ' '
 }
 if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	ALT="path flags=0x0d $FWD dlid=$RB_ALID"
@@ -270,7 +286,9 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_num bad-option-refused "$(grep -c '^expected-failure SET_OPTION apm-events errno=22 ' $o)" 1
 	chk_num no-alternate-refused "$(grep -c '^expected-failure SET_OPTION IB_PATH errno=22 ' $o)" 1
 	# the LAP (IBA 12.6.12, CM data from MAD byte 24): RB's port on B,
-	# b1, B's SL, SubnetLocal 0; two LAPs at b1, two APRs at a1, status 0
+	# b1, B's SL, SubnetLocal 0; at b1 the probe (b1 not yet known to
+	# take LAPs), then two LAPs; three APRs at a1, the connection's
+	# with status 0
 	if [ -n "$_lap" ]; then
 		_m=$(capf "$_lap" mad)
 		chk_num lap-local-lid "$(madn "$_m" 44 2)" "$RB_BLID"
@@ -280,8 +298,12 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	else
 		_bad="$_bad no LAP at $BP"
 	fi
-	chk_num laps "$(lapcnt $c 0x0019 $BP)" 2
-	chk_num aprs "$(lapcnt $c 0x001a $AP)" 2
+	chk_num laps "$(lapcnt $c 0x0019 $BP)" 3
+	chk_num aprs "$(lapcnt $c 0x001a $AP)" 3
+	# shellcheck disable=SC2046 # the IDs, one word each
+	set -- $(laprcid $c delivered)
+	chk_num probe-first "${1:-x}" 0
+	[ "${2:-0}" != 0 ] && [ "${3:-0}" != 0 ] || _bad="$_bad LAPs after the probe not the connection's"
 	chk apr-status "$(aprst $c)" 0
 	# b1's QP gets the alternate back through RB, re-armed; then RA's
 	chk_num pas-mask "$(out $o conn-rts.qp_attr.mask)" 0x44000
@@ -337,19 +359,24 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_num notify-refused "$(grep -c '^expected-failure NOTIFY PATH_MIG errno=22 ' $o)" 1
 	chk_num pas-dlid-kept "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
 	chk_end pathset:lap-rejected-error-event $o $c
-	# A LAP lost on the wire (a peer that never answers, as 6.1):
-	# ALT_PATH_ERROR -ETIMEDOUT after one try, then EOPNOTSUPP.
+	# The first try lost on the wire: it is the probe (b1 not yet known
+	# to take LAPs), sent again after the CM timeout, answered; then the
+	# LAP goes and is loaded on both sides. One lost MAD disables nothing.
 	# shellcheck disable=SC2086
 	lapconn lap-silent 7506 1 "ctl cmd=drop+class=0x07+to=$BP+count=1" "$ALT" "$ALT_RET" 'set-path id=cli' \
-		'wait ALT_PATH_ERROR id=cli status=-110 timeout=90000' 'ctl cmd=nofault' \
-		"$ALT" "$ALT_RET" '!set-path id=cli' 'none ALT_PATH_LOADED id=conn timeout=0'
+		'wait ALT_PATH_LOADED id=cli timeout=120000' 'wait ALT_PATH_LOADED id=conn'
 	rc=$?
 	c=/tmp/sfp-lap-silent.cap o=/tmp/sfp-lap-silent.out
 	chk_begin
 	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
-	chk_num lap-tries "$(grep -c " class=0x07 .* attr=0x0019 .* verdict=drop-inject " $c)" 1
-	grep -q '^expected-failure SET_OPTION IB_PATH errno=95 ' $o || _bad="$_bad second-LAP-not-EOPNOTSUPP"
-	chk_end pathset:lap-unanswered-error-event $o $c
+	chk "probe-dropped" "$(laprcid $c drop-inject)" "0 "
+	# shellcheck disable=SC2046 # the IDs, one word each
+	set -- $(laprcid $c delivered)
+	chk_num probe-then-lap "$#" 2
+	chk_num probe-delivered-first "${1:-x}" 0
+	[ "${2:-0}" != 0 ] || _bad="$_bad the LAP after the probe is not the connection's"
+	chk apr-status "$(aprst $c)" 0
+	chk_end pathset:lap-lost-retried-loaded $o $c
 else
 	t_skip $T:pathset:lap "one router only between $A and $B"
 fi

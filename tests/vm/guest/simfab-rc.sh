@@ -563,7 +563,10 @@ if [ -n "$R2" ]; then
 	# and SubnetLocal 0; the APR (0x001A) back at a1 with status 0.
 	chk_begin
 	_lap=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
-	_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap | head -n 1)
+	# (the connection's APR: not the answer to ib_cm's probe, whose
+	# Local Communication ID, MAD bytes 24-27, is 0)
+	_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " /tmp/sfrc-lap.cap |
+		while read -r _l; do [ "$(madn "$(capf "$_l" mad)" 24 4)" = 0 ] || { echo "$_l"; break; }; done)
 	if [ -z "$_lap" ] || [ -z "$_apr" ]; then
 		_bad="no LAP at $BP or no APR at $AP"
 	else
@@ -588,19 +591,68 @@ if [ -n "$R2" ]; then
 	case " $_st " in *" 1 "*) ;; *) _bad="$_bad no APR status 1 (got $_st)" ;; esac
 	chk_end lap:malformed-rejected-counted /tmp/sfrc-lap.ktap /tmp/sfrc-lap.cap
 
-	# ---- lap-silent: a peer that never answers a LAP -----------------------------
+	# ---- lap-silent: the first try of a LAP lost, twice -----------------------------
+	# A LAP is sent only to a peer known to handle LAPs; until then a
+	# probe goes first (the LAP with Remote Communication ID 0, which
+	# names no connection; a LAP-capable CM answers it with APR Invalid
+	# Communication ID, a 6.1 CM drops it unseen). The first CM MAD to
+	# b1 is dropped twice: once the probe, once (b1 known now) the LAP
+	# itself; each goes again after the CM timeout and is accepted.
 	KPFX=lap:silent
 	run lap-silent cases=lap-silent act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
 		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
-	# One LAP on the wire (no retries to a peer not known to answer),
-	# dropped; then the DREQ and DREP go through.
+	# lapmads FILE VERDICT: the Remote Communication IDs (MAD bytes 28-31)
+	# of the LAPs (0x0019) at b1 with that verdict, in order.
+	lapmads() {
+		grep " at=$BP .* class=0x07 .* attr=0x0019 .* verdict=$2 " "$1" |
+			sed 's/.* mad=//' | while read -r _h; do madn "$_h" 28 4; done | tr '\n' ' '
+	}
 	chk_begin
-	chk_num lap-tries "$(grep -c " class=0x07 .* attr=0x0019 .* verdict=drop-inject " /tmp/sfrc-lap-silent.cap)" 1
-	chk_num lap-delivered "$(grep -c " attr=0x0019 .* verdict=delivered " /tmp/sfrc-lap-silent.cap)" 0
+	_drop=$(lapmads /tmp/sfrc-lap-silent.cap drop-inject) _dlv=$(lapmads /tmp/sfrc-lap-silent.cap delivered)
+	diag "lap-silent: LAPs dropped (remote comm IDs) $_drop, delivered $_dlv"
+	# shellcheck disable=SC2086 # the IDs, one word each
+	set -- $_drop
+	chk_num lap-dropped "$#" 2
+	chk_num probe-dropped-first "${1:-x}" 0
+	[ "${2:-0}" != 0 ] || _bad="$_bad the second dropped LAP is not the connection's"
+	# shellcheck disable=SC2086
+	set -- $_dlv
+	chk_num lap-delivered "$#" 3
+	chk_num probe-delivered-first "${1:-x}" 0
+	[ "${2:-0}" != 0 ] && [ "${3:-0}" != 0 ] || _bad="$_bad the LAPs after the probe are not the connection's"
 	grep -q " at=$BP .* attr=0x0015 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREQ at $BP"
 	grep -q " at=$AP .* attr=0x0016 .* verdict=delivered " /tmp/sfrc-lap-silent.cap || _bad="$_bad no DREP at $AP"
-	chk_end lap:silent-one-try-then-clean-disconnect /tmp/sfrc-lap-silent.cap
+	chk_end lap:silent-probe-then-lap-retried-then-clean-disconnect /tmp/sfrc-lap-silent.cap
+
+	# ---- lap-deaf: a peer that never answers, and a DREQ during LAP_ERROR ------------
+	# Every CM MAD to b1 is dropped (a 6.1 peer drops the probe): the
+	# probe goes 1 + max CM retries times (cm_retries=2 to keep the
+	# wait short), no LAP naming the connection is sent, LAP_ERROR
+	# follows; b1's DREQ, sent while a1's handler of it runs, waits.
+	KPFX=lap:deaf
+	run lap-deaf cases=lap-deaf act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=2 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
+	chk_begin
+	_drop=$(lapmads /tmp/sfrc-lap-deaf.cap drop-inject) _dlv=$(lapmads /tmp/sfrc-lap-deaf.cap delivered)
+	diag "lap-deaf: LAPs dropped (remote comm IDs) $_drop, delivered $_dlv"
+	chk_num probe-tries "$(echo "$_drop" | wc -w)" 3
+	chk_num probes-only "$(echo "$_drop" | tr ' ' '\n' | grep -c '^[1-9]')" 0
+	chk_num lap-delivered "$(echo "$_dlv" | wc -w)" 0
+	chk_end lap:deaf-probe-only-with-cm-retries /tmp/sfrc-lap-deaf.cap
+
+	# ---- lap-qp-refuses: the QP refuses the alternate an APR accepted -----------------
+	KPFX=lap:qp-refuses
+	run lap-qp-refuses cases=lap-qp-refuses act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
+		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY
+	chk_begin
+	chk_num act-cm-alt-refused "$(diagv lap-qp-refuses act.refused cm_alt_dlid)" "$R2A"
+	chk_num act-qp-alt-refused "$(diagv lap-qp-refuses act.refused qp_alt_dlid)" "$R2A"
+	chk_num pas-cm-alt-again "$(diagv lap-qp-refuses pas.again cm_alt_dlid)" "$R2B"
+	chk_num pas-qp-alt-again "$(diagv lap-qp-refuses pas.again qp_alt_dlid)" "$R2B"
+	chk_end lap:qp-refuses-cm-follows-qp /tmp/sfrc-lap-qp-refuses.ktap
 else
 	t_fail $T:rc:alt-routed "no second router on $A's route to $B"
 fi
