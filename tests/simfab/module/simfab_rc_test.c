@@ -1861,7 +1861,9 @@ static void t_case_lap_deaf(void)
 		goto out;
 	t_lap_slow_error = true;
 	t_lap_overlap = false;
-	t_lap_seq = t_lap_err_seq = t_lap_dreq_seq = 0;
+	t_lap_seq = 0;
+	t_lap_err_seq = 0;
+	t_lap_dreq_seq = 0;
 	reinit_completion(&t_lap_err_started);
 	t_ctl(lap_drop_ctl);
 	start = jiffies;
