@@ -542,6 +542,26 @@ if mkdir $MAP 2>/dev/null; then
 	chk listed "$(qf /tmp/rsa-listed.out 0 status)" 0
 	chk allow-list "$(gid_hex "$(cat "$SV/allow")")" "$(port_gidhex $B2P)"
 	chk_end proxy:allow-list /tmp/rsa-notlisted.out /tmp/rsa-listed.out
+	# The list is shown in one sysfs page: it takes as many GIDs as fit
+	# (100), refuses the next with ENOSPC and shows every one it holds,
+	# without a sysfs_emit_at() WARN (before issue 22 it took 256 and
+	# overflowed the page from the 103rd).
+	_pfx=$(port_gid $B2P | cut -d: -f1-4)
+	_i=1 _full=
+	while [ $_i -le 120 ]; do
+		if ! echo "add $_pfx:5346:ffff:0:$(printf %x $_i)" >"$SV/allow" 2>/tmp/rsa-allow.err; then
+			_full=$_i
+			break
+		fi
+		_i=$((_i + 1))
+	done
+	chk_begin
+	chk_num first-refused "${_full:-0}" 100
+	grep -q "No space left" /tmp/rsa-allow.err || _bad="$_bad no-ENOSPC"
+	chk_num shown "$(grep -c : "$SV/allow")" 100
+	dmesg_since "$mark" | grep -q "sysfs_emit_at\|WARNING:" && _bad="$_bad warning-in-dmesg"
+	chk_end proxy:allow-list-fits-its-page /tmp/rsa-allow.err
+	echo clear >"$SV/allow"
 	# Default "own": refused again.
 	echo own >"$SV/serve"
 	rsa_query own "target=$(port_gid $B2P)" timeout_ms=4000 retries=0
