@@ -38,13 +38,17 @@ if [ -f "$STAMP_FILE" ]; then
 fi
 
 # ---- kernel log ----------------------------------------------------------
-# dmesg_mark: number of kernel log lines so far; dmesg_since MARK: the lines
-# logged after it. Lets a test look at what its own actions logged.
+# dmesg_mark: the timestamp of the last kernel log line so far;
+# dmesg_since MARK: the lines logged after it. Lets a test look at what its
+# own actions logged. By time, not by line count: once the log ring wraps
+# (a whole tier in one boot logs a lot), a count points at other lines.
 dmesg_mark() {
-	dmesg | wc -l
+	dmesg | awk 'match($0, /^\[ *[0-9]+\.[0-9]+\]/) { t = substr($0, RSTART + 1, RLENGTH - 2) }
+		END { gsub(/ /, "", t); print (t == "" ? 0 : t) }'
 }
 dmesg_since() {
-	dmesg | tail -n +"$(($1 + 1))"
+	dmesg | awk -v m="$1" 'match($0, /^\[ *[0-9]+\.[0-9]+\]/) { t = substr($0, RSTART + 1, RLENGTH - 2) + 0 }
+		t > m + 0'
 }
 # Lines that mean something went wrong in the kernel (the host applies the
 # same to the whole log; tests use it to attribute trouble to a step).
