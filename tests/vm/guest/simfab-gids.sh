@@ -42,23 +42,15 @@ if ! has_mod ib_remote_sa; then
 fi
 
 mark=$(dmesg_mark)
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/sfg-default.conf
-printf 'options simfab topology="%s" gids=2\n' "$(cat $TOPOFILE)" >$CONF
-modprobe rdma_ucm && modprobe simfab
-rc=$?
-cp /tmp/sfg-default.conf $CONF
-if [ $rc -eq 0 ] && [ "$(cat /sys/module/simfab/parameters/gids)" = 2 ]; then
+TOPO=/tmp/sfg.topo
+if sf_load_topo -o gids=2 $TOPOFILE rdma_ucm &&
+	[ "$(cat /sys/module/simfab/parameters/gids)" = 2 ]; then
 	t_pass $T:load
 else
 	t_fail $T:load "modprobe simfab gids=2 with $TOPOFILE failed"
 	t_summary
 	exit 0
 fi
-TOPO=/tmp/sfg.topo
-cat $D/topology >$TOPO
 
 # alias_gidhex H/P: the port's GID index 1 as 32 hex digits.
 alias_gidhex() {

@@ -187,18 +187,24 @@ chk_dmesg() {
 	fi
 }
 
-# sf_load_topo TOPOFILE MODULE...: the MODULEs loaded, then simfab
-# (re)loaded with TOPOFILE's topology (one line, as the image has them),
-# the default topology left in modprobe.d, debugfs mounted, and the
-# topology as debugfs shows it saved in $TOPO. Fails if a modprobe does.
+# sf_load_topo [-o OPTIONS] TOPOFILE MODULE...: the MODULEs loaded, then
+# simfab (re)loaded with TOPOFILE's topology (one line, as the image has
+# them) and OPTIONS (more simfab parameters, e.g. gids=2), the default
+# topology left in modprobe.d, debugfs mounted, and the topology as debugfs
+# shows it saved in $TOPO. Fails if a modprobe does.
 sf_load_topo() {
+	_opts=
+	if [ "$1" = -o ]; then
+		_opts=" $2"
+		shift 2
+	fi
 	_tf=$1
 	shift
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	! mod_loaded simfab || rmmod simfab
 	_conf=/etc/modprobe.d/simfab-topology.conf
 	cp $_conf /tmp/sf-default-topology.conf
-	printf 'options simfab topology="%s"\n' "$(cat "$_tf")" >$_conf
+	printf 'options simfab topology="%s"%s\n' "$(cat "$_tf")" "$_opts" >$_conf
 	_rc=0
 	for _m in "$@" simfab; do
 		modprobe "$_m" || _rc=1
