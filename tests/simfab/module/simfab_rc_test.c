@@ -1690,6 +1690,25 @@ out:
 }
 
 /*
+ * The LAP cases' start: both sides set up with their alternate ports, the
+ * ib-routed LAP/APR calls looked up, and an ib_cm connection with an
+ * alternate. 0, or the case is over (its results said).
+ */
+static int t_lap_connect(void)
+{
+	int ret = t_setup(true);
+
+	if (!t_lap_get()) {
+		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
+		return -EOPNOTSUPP;
+	}
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	return ret;
+}
+
+/*
  * lap: a routed ib_cm connection with return records (as apm-auto on the
  * routed topology), the primary router fails under traffic (fail_ctl),
  * both QPs migrate, the router comes back (restore_ctl), and a LAP loads
@@ -1702,15 +1721,9 @@ static void t_case_lap(void)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr a;
-	int ret = t_setup(true);
+	int ret;
 
-	if (!t_lap_get()) {
-		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
-		goto out;
-	}
-	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas, true);
-	t_result(!ret, "connect", "ib_cm connection not established");
+	ret = t_lap_connect();
 	if (ret)
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
@@ -1785,16 +1798,10 @@ static int t_lap_wait(struct t_side *s, int ms)
  */
 static void t_case_lap_silent(void)
 {
-	int ret = t_setup(true);
+	int ret;
 	unsigned long start;
 
-	if (!t_lap_get()) {
-		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
-		goto out;
-	}
-	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas, true);
-	t_result(!ret, "connect", "ib_cm connection not established");
+	ret = t_lap_connect();
 	if (ret)
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
@@ -1847,16 +1854,10 @@ out:
  */
 static void t_case_lap_deaf(void)
 {
-	int ret = t_setup(true);
+	int ret;
 	unsigned long start;
 
-	if (!t_lap_get()) {
-		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
-		goto out;
-	}
-	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas, true);
-	t_result(!ret, "connect", "ib_cm connection not established");
+	ret = t_lap_connect();
 	if (ret)
 		goto out;
 	t_lap_slow_error = true;
@@ -1930,16 +1931,10 @@ static void t_alt_dlids(struct t_side *s, const char *when, u32 *cm_dlid,
  */
 static void t_case_lap_qp_refuses(void)
 {
-	int ret = t_setup(true);
+	int ret;
 	u32 cm_dlid, qp_dlid, qp_dlid0, pcm, pqp;
 
-	if (!t_lap_get()) {
-		t_result(false, "lap-api", "ib_cm has no LAP/APR calls");
-		goto out;
-	}
-	if (!ret)
-		ret = t_ibcm_connect(&t_act, &t_pas, true);
-	t_result(!ret, "connect", "ib_cm connection not established");
+	ret = t_lap_connect();
 	if (ret)
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
