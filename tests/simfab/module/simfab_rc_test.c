@@ -2007,8 +2007,12 @@ static int t_pas_apm_events(void)
  * the events. (A peer that rejects or never answers a LAP: simfab-pathset
  * through rdma_ucm.)
  */
+/* cma-lap: the mark of the LAP's return record (Preference, any value) */
+#define T_LAP_IN_MARK	0x5a
+
 static void t_case_cma_lap(void)
 {
+	struct sa_path_rec lap_in, *rt_in;
 	int ret, i;
 
 	t_apm_events = __symbol_get("rdma_set_apm_events");
@@ -2042,8 +2046,14 @@ static void t_case_cma_lap(void)
 		 "want one RDMA_CM_EVENT_PATH_MIGRATED at the active (opted-in) id");
 	t_ctl(restore_ctl);
 
-	/* Re-arm: the old primary, with its return record, by LAP */
-	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
+	/*
+	 * Re-arm: the old primary, with its return record, by LAP. The
+	 * return record carries a mark in a field no message takes
+	 * (Preference) so that the route shows whose record it keeps.
+	 */
+	lap_in = t_pri_in;
+	lap_in.preference = T_LAP_IN_MARK;
+	ret = t_cma_lap(t_act.id, &t_pri, &lap_in);
 	pr_info("# %s lap send=%d\n", t_case, ret);
 	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
 	if (!ret)
@@ -2072,6 +2082,16 @@ static void t_case_cma_lap(void)
 	t_result(t_wait_migrated(&t_act, 2, 5000) &&
 		 atomic_read(&t_act.cma_migrated) == 2, "path-migrated-again-event",
 		 "want a second RDMA_CM_EVENT_PATH_MIGRATED at the active id");
+	/*
+	 * The route now runs on the LAP's path: its return record must be
+	 * the one the LAP came with, not the one of the alternate before.
+	 */
+	rt_in = t_act.id->route.path_rec_inbound;
+	pr_info("# %s route-inbound preference=0x%x\n", t_case,
+		rt_in ? rt_in->preference : 0);
+	t_result(rt_in && rt_in->preference == T_LAP_IN_MARK,
+		 "route-return-record-after-lap-migration",
+		 "after LAP and migration the route's return record is not the LAP's");
 
 	t_result(!t_pas_apm_events(), "passive-no-events",
 		 "the passive id, which did not opt in, got APM events");
