@@ -374,7 +374,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	conn.alt_av.tag = 1002;
 	conn.lap_av.tag = conn.id.lap_state == IB_CM_LAP_SENT ||
 			  conn.id.lap_state == IB_CM_MRA_LAP_RCVD ? 1003 : 0;
-	conn.tid = cpu_to_be64(0x0000000100000042ULL);
+	conn.tid = cpu_to_be64(0x0000000100000041ULL);	/* not the MAD's */
 	have_conn = !(in[1] & 1);
 	if (in[1] & 2) {
 		conn.lap_msg = calloc(1, sizeof(*conn.lap_msg));

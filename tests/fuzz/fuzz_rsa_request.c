@@ -16,7 +16,7 @@
  *
  * Input: byte 0 the configuration (bits 0-1 serve: own, list, subnet,
  * own; bit 2 paired; bit 3 rate limits on: rate_limit 100, rate_burst 3,
- * new_rate_limit 4, else none; bits 4-5 max_outstanding 1, 2, 3 or 64),
+ * new_rate_limit 2, else none; bits 4-5 max_outstanding 1, 2, 3 or 64),
  * then requests, each a control byte (bit 0 a GRH; bit 1 the previous
  * request again, nothing follows; bits 2-3 the P_Key index; bits 4-5 the
  * time since the last request: 0, 12 ms, 1.5 s, 61 s; bit 6 a short MAD,
@@ -267,7 +267,7 @@ static bool comp_allowed(unsigned int bit)
 /* the rate model of section 13, in thousandths of a request */
 #define RATE		100
 #define BURST		3
-#define NEW_RATE	4
+#define NEW_RATE	2
 #define MAX_GIDS	64
 
 static struct {
