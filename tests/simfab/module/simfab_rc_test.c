@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -2115,6 +2115,106 @@ out:
 }
 
 /*
+ * cma-lap-unloadable: the connection of cma-lap, armed with the path
+ * set's alternate (through the second router). The active QP goes to
+ * the error state, as after a fatal completion error (ERR -> RTS is no
+ * valid transition, ib_modify_qp_is_ok(), IBA 10.3.1), then
+ * rdma_load_ib_alt_path() offers the primary's path. The peer accepts
+ * it and rdma_cm's load into the QP it created fails: the active id
+ * gets ALT_PATH_ERROR with the load's (negative) error, and ib_cm's
+ * alternate for RTS and the route's record 1 stay the alternate the QP
+ * has, not the refused one.
+ */
+static u32 t_cma_alt_dlids(struct t_side *s, const char *when, u32 *route_dlid)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS };
+	struct rdma_route *rt = &s->id->route;
+	int mask = 0;
+	u32 cm_dlid = 0;
+
+	*route_dlid = rt->num_pri_alt_paths == 2 ?
+		be32_to_cpu(sa_path_get_dlid(&rt->path_rec[1])) : 0;
+	if (!rdma_init_qp_attr(s->id, &a, &mask) && (mask & IB_QP_ALT_PATH))
+		cm_dlid = rdma_ah_get_dlid(&a.alt_ah_attr);
+	pr_info("# %s %s.%s cm_alt_dlid=%u route_alt_dlid=%u\n", t_case,
+		s->name, when, cm_dlid, *route_dlid);
+	return cm_dlid;
+}
+
+/* The alternate DLID the QP itself has (0: none). */
+static u32 t_qp_alt_dlid(struct t_side *s)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(s->qp, &a, IB_QP_ALT_PATH, &init))
+		return 0;
+	pr_info("# %s %s qp_alt_dlid=%u\n", t_case, s->name,
+		rdma_ah_get_dlid(&a.alt_ah_attr));
+	return rdma_ah_get_dlid(&a.alt_ah_attr);
+}
+
+static void t_case_cma_lap_unloadable(void)
+{
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	u32 qp_before, cm_after, rt_before, rt_after;
+	int ret;
+
+	t_apm_events = __symbol_get("rdma_set_apm_events");
+	t_cma_lap = __symbol_get("rdma_load_ib_alt_path");
+	ret = t_setup(false);
+	if (!t_apm_events || !t_cma_lap) {
+		t_result(false, "api", "rdma_cm has no rdma_set_apm_events/rdma_load_ib_alt_path");
+		goto out;
+	}
+	t_act_apm = true;
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, true);
+	t_act_apm = false;
+	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	/*
+	 * Before any LAP, ib_cm gives no alternate for RTS (it went in at
+	 * RTR): the QP's own alternate is the reference.
+	 */
+	t_cma_alt_dlids(&t_act, "before", &rt_before);
+	qp_before = t_qp_alt_dlid(&t_act);
+	ret = ib_modify_qp(t_act.qp, &err, IB_QP_STATE);
+	t_result(!ret, "qp-to-err-state", "the active QP did not go to IB_QPS_ERR");
+
+	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	pr_info("# %s step=%d alt_err=%d status=%d loaded=%d\n", t_case, ret,
+		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status,
+		atomic_read(&t_act.cma_loaded));
+	t_result(ret < 0 && ret != -ETIMEDOUT &&
+		 atomic_read(&t_act.cma_alt_error) == 1 &&
+		 t_act.cma_alt_status < 0 && !atomic_read(&t_act.cma_loaded),
+		 "alt-path-event-with-load-errno",
+		 "want RDMA_CM_EVENT_ALT_PATH_ERROR with the QP load's negative errno");
+	cm_after = t_cma_alt_dlids(&t_act, "after", &rt_after);
+	t_result(qp_before && cm_after == qp_before, "cm-keeps-qp-alternate",
+		 "ib_cm's alternate for RTS is not the one the QP kept");
+	t_result(rt_before && rt_after == rt_before, "route-keeps-qp-alternate",
+		 "the route's record 1 is not the alternate the QP kept");
+	rdma_disconnect(t_act.id);
+	t_act.established = false;
+out:
+	t_teardown();
+	if (t_apm_events)
+		__symbol_put("rdma_set_apm_events");
+	if (t_cma_lap)
+		__symbol_put("rdma_load_ib_alt_path");
+	t_apm_events = NULL;
+	t_cma_lap = NULL;
+}
+
+/*
  * cma-altroute*: the alternate rdma_resolve_route() itself finds for a
  * routed destination (ib-routed: ib_remote_sa's alternate discovery),
  * the active id taking the APM events when opt_in. The route's records
@@ -2936,6 +3036,8 @@ static int __init t_init(void)
 			t_case_cma_apm();
 		else if (!strcmp(c, "cma-lap"))
 			t_case_cma_lap();
+		else if (!strcmp(c, "cma-lap-unloadable"))
+			t_case_cma_lap_unloadable();
 		else if (!strcmp(c, "cma-altroute"))
 			t_case_cma_altroute();
 		else if (!strcmp(c, "cma-altroute-route"))

@@ -399,6 +399,39 @@ else
 	t_skip $T:cma:lap "simfab_rc_test.ko not in the image, or one router only"
 fi
 
+# ---- cma:lapunload: an accepted alternate that the QP refuses ----------------
+# simfab_rc_test case cma-lap-unloadable: the connection of cma:lap (armed
+# through RB); the active QP goes to ERR, then rdma_load_ib_alt_path()
+# offers the primary. b1 accepts, rdma_cm's load into the QP is refused:
+# ALT_PATH_ERROR with the load's errno, and ib_cm and the route keep RB.
+# (No 'fail'/'error' in names printed to dmesg: DMESG_BAD matches them.)
+if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
+	echo clear >$D/ctl
+	_m=$(dmesg_mark)
+	if timeout 120 modprobe simfab_rc_test cases=cma-lap-unloadable "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY wait_ms=30000; then
+		rmmod simfab_rc_test
+		k=/tmp/sfc-lapunload.ktap
+		dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >$k
+		_n=0
+		while read -r _st _ _name _rest; do
+			case $_st in
+			ok) t_pass "$T:cma:lapunload-${_name#simfab_rc_cma-lap-unloadable_}" ;;
+			not) _name=${_rest%% *}; t_fail "$T:cma:lapunload-${_name#simfab_rc_cma-lap-unloadable_}" "${_rest#* # }" ;;
+			esac
+			_n=$((_n + 1))
+		done <<-EOF
+		$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' $k)
+		EOF
+		grep -q "simfab_rc_cma-lap-unloadable_route-keeps-qp-alternate" $k ||
+			t_fail $T:cma:lapunload-ran "the case ended before its last check ($_n results, see $k)"
+	else
+		t_fail $T:cma:lapunload "modprobe simfab_rc_test cases=cma-lap-unloadable failed"
+	fi
+else
+	t_skip $T:cma:lapunload "simfab_rc_test.ko not in the image, or one router only"
+fi
+
 # ---- cma:absent: b1 runs no service (ib_mad answers UNSUPPORTED) --------------
 RSP=$S/$(dev_of $BP)/1/responder
 echo 0 >"$RSP" 2>/dev/null
