@@ -160,6 +160,8 @@ typedef struct { int unused; } wait_queue_head_t;
 struct kobject { int unused; };
 struct kref { int refcount; };
 struct work_struct { int unused; };
+struct delayed_work { struct work_struct work; };
+struct workqueue_struct;
 
 /* The harness checks that every lock taken is released. */
 extern int fuzz_locks_held;
