@@ -12,7 +12,13 @@
  *   sl=.. mtu=.. rate=.. life=.. hop=.. pkey=0x.. sgid=.. dgid=..]
  * With wait=0 the queries stay in flight after load (for the unload and
  * device-removal tests); cancel=1 cancels each right after sending it;
- * pkey=P adds a P_Key component.
+ * pkey=P adds a P_Key component. atomic=1 makes each query (and its
+ * cancel) without leaving the CPU (preemption off, GFP_ATOMIC), so that a
+ * completion queued on that CPU's workqueue pool (a cached answer's)
+ * cannot run before the cancel; block_ms=M first queues a work item on
+ * that CPU's system_wq that keeps its worker pool busy for M ms, so that
+ * the queries' queued completions wait behind it (the cached answers
+ * pending while the device or the module goes away).
  * alt=1 instead finds an alternate path for the primary `dev`/`port` ->
  * `target` (ib_remote_sa_alt_path_get(); status=-38 when the overlay has
  * none, SIMFAB_HAVE_RSA_ALT from the Kbuild): the
@@ -77,6 +83,10 @@ static bool serial;
 module_param(serial, bool, 0444);
 static bool quiet;
 module_param(quiet, bool, 0444);
+static bool atomic;
+module_param(atomic, bool, 0444);
+static int block_ms;
+module_param(block_ms, int, 0444);
 
 enum rsa_test_mode { RSA_TEST_REMOTE, RSA_TEST_REMOTE_ROUTE, RSA_TEST_SA };
 
@@ -105,6 +115,24 @@ static struct ib_sa_client rsa_test_sa_client;
 static atomic_t n_answered, n_busy, n_other;
 static ktime_t t_first;
 static atomic64_t t_last;
+
+/*
+ * block_ms: busy (runnable, never sleeping) for block_ms, so that the
+ * CPU's bound worker pool, which starts another worker only when none
+ * is running, runs nothing else queued there meanwhile.
+ */
+static void rsa_test_block(struct work_struct *work)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(block_ms);
+
+	pr_info("simfab_rsa_test: blocking cpu %d for %d ms\n",
+		raw_smp_processor_id(), block_ms);
+	while (time_before(jiffies, end))
+		cond_resched();
+	pr_info("simfab_rsa_test: unblocked\n");
+}
+
+static DECLARE_WORK(blocker, rsa_test_block);
 
 static void rsa_test_tally(int status, u16 mad_status)
 {
@@ -374,6 +402,16 @@ static int rsa_test_post(struct rsa_test_from *f, struct rsa_test_query *tq,
 					 &sa_rec, RSA_TEST_SA_MASK,
 					 timeout_ms ? timeout_ms : 5000, GFP_KERNEL,
 					 rsa_test_sa_cb, tq, &tq->sa_query);
+	} else if (atomic) {
+		get_cpu();
+		ret = ib_remote_sa_path_get(f->ibdev, f->port, tgid, sgid,
+					    f->has_route ? &f->route : NULL,
+					    rec, mask, timeout_ms, retries,
+					    GFP_ATOMIC, rsa_test_cb, tq,
+					    &tq->query);
+		if (ret >= 0 && cancel)
+			ib_remote_sa_cancel_query(ret, tq->query);
+		put_cpu();
 	} else {
 		ret = ib_remote_sa_path_get(f->ibdev, f->port, tgid, sgid,
 					    f->has_route ? &f->route : NULL,
@@ -389,7 +427,7 @@ static int rsa_test_post(struct rsa_test_from *f, struct rsa_test_query *tq,
 		atomic_inc(&n_other);
 		return ret;
 	}
-	if (cancel && m != RSA_TEST_SA)
+	if (cancel && m != RSA_TEST_SA && !atomic)
 		ib_remote_sa_cancel_query(tq->id, tq->query);
 	return 0;
 }
@@ -414,6 +452,11 @@ static int __init rsa_test_init(void)
 	if (parse_gid(target, &tgid) ||
 	    (*service && parse_gid(service, &sgid)) || count < 1 || m < 0) {
 		pr_err("simfab_rsa_test: bad target, service, count or mode\n");
+		return -EINVAL;
+	}
+	/* block_ms posts everything with preemption off */
+	if (block_ms > 0 && (!atomic || serial || m == RSA_TEST_SA || alt)) {
+		pr_err("simfab_rsa_test: block_ms needs atomic=1, no serial, sa or alt\n");
 		return -EINVAL;
 	}
 	nfrom = rsa_test_parse_from(f);
@@ -454,6 +497,8 @@ static int __init rsa_test_init(void)
 	}
 	atomic_set(&pending, 1);
 	t_first = ktime_get();
+	if (block_ms > 0)
+		queue_work_on(get_cpu(), system_wq, &blocker);
 	/* Round robin over the requesters, so that they send at once. */
 	for (i = 0; i < nqueries; i++) {
 		struct rsa_test_query *tq = &queries[i];
@@ -467,6 +512,8 @@ static int __init rsa_test_init(void)
 			while (!READ_ONCE(tq->done))
 				usleep_range(50, 100);
 	}
+	if (block_ms > 0)
+		put_cpu();
 	pr_info("simfab_rsa_test: posted n=%d\n", nqueries);
 	if (atomic_dec_and_test(&pending))
 		complete_all(&all_done);
@@ -504,6 +551,7 @@ static void __exit rsa_test_exit(void)
 						  queries[i].query);
 	}
 	wait_for_completion(&all_done);
+	flush_work(&blocker);
 	ib_sa_unregister_client(&rsa_test_sa_client);
 	pr_info("simfab_rsa_test: unloaded\n");
 	kfree(queries);

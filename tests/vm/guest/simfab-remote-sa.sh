@@ -11,7 +11,7 @@
 #            record, the wire, one local SA query per cold query, a node
 #            without the service (UNSUPPORTED at once), a silent node
 #            (timeout with counted retries), a GID not served, BUSY beyond
-#            max_outstanding, cancel.
+#            max_outstanding, BUSY tried again after a backoff, cancel.
 # malformed: requests crafted with ib-remote-sa-query: each refused with
 #            its status and counter; malformed ones (AttributeOffset,
 #            reserved fields, ComponentMask, no GRH) dropped unanswered
@@ -19,14 +19,17 @@
 # cache:     repeated queries answered from the client cache (no MAD on
 #            the wire), TTL and negative TTL, a flush on each local port
 #            event (LID, P_Key, SM, port down/up, client reregister: the
-#            next query a Get on the wire again) and on cache_flush.
+#            next query a Get on the wire again) and on cache_flush; a
+#            cached answer canceled before its completion ran ends with
+#            -EINTR, once.
 # proxy:     a service node on B answers for a target that runs no
 #            service, found through the configfs service map; "list"
 #            mode refuses targets outside its allow-list.
 # security:  the per-requester rate limit under a storm from several
 #            hosts (nothing lost within the limit), the P_Key check.
 # unload:    ib_remote_sa unloaded with requests waiting on the local SA,
-#            and simfab removed with client queries in flight.
+#            simfab removed with client queries in flight, and with
+#            cached answers whose completions are still queued.
 #
 # Skips without simfab.ko, the routed topology or ib_remote_sa.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -285,6 +288,65 @@ chk_num rej-busy $(($(cnt $BP rej_busy) - b0)) 2
 grep -v "_done_agent" /sys/kernel/tracing/trace | tail -n 60 >/tmp/rsa-busy.trace
 chk_end rsa:busy-beyond-max-outstanding $o /tmp/rsa-busy.trace
 
+# ---- BUSY: tried again after a backoff, within the query's time -------------------
+# As above with B's SA answers held 300 ms: the first query to reach b1
+# waits on B's SA, the other is answered BUSY. Each try of that one goes
+# out again after a backoff drawn from the upper half of a bound that
+# starts at timeout_ms / 8 and doubles (docs/remote-sa-protocol.md,
+# section 11), never at once, and the query ends within (retries + 1) x
+# timeout_ms. The gaps are measured on the wire, between its Gets at b1.
+TO=1000 RT=3
+echo 1 >$MO
+echo 5000 >$ST
+echo clear >$D/ctl
+echo "delay ms=300 class=0x03 from=$BP" >$D/ctl
+r0=$(cnt $AP client_retries)
+rsa_query backoff "target=$(port_gid $BP)" timeout_ms=$TO retries=$RT count=2
+echo nofault >$D/ctl
+echo "$mo" >$MO
+echo "$st" >$ST
+cat $D/capture >/tmp/rsa-backoff.cap
+o=/tmp/rsa-backoff.out
+# The Gets at b1, "TID NS" a line, in capture order.
+grep " at=$BP .* class=0x0d cv=1 method=0x01 .* verdict=delivered " /tmp/rsa-backoff.cap |
+	while read -r l; do echo "$(capf "$l" tid) $(capf "$l" ns)"; done >/tmp/rsa-backoff.gets
+btid=$(cut -d' ' -f1 /tmp/rsa-backoff.gets | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+grep "^$btid " /tmp/rsa-backoff.gets | cut -d' ' -f2 >/tmp/rsa-backoff.ns
+nget=$(wc -l </tmp/rsa-backoff.ns)
+nbusy=$(grep -c " at=$AP .* class=0x0d cv=1 method=0x81 status=0x0001 tid=$btid " /tmp/rsa-backoff.cap)
+chk_begin
+chk_num one-answered "$(( $(grep -c '^q=[0-9]* status=0 ' $o) >= 1 ))" 1
+[ "$nget" -ge 2 ] || _bad="$_bad gets-of-the-busy-query=$nget(want >= 2)"
+[ "$nget" -le $((RT + 1)) ] || _bad="$_bad gets-of-the-busy-query=$nget(want <= $((RT + 1)))"
+# every Get of it answered BUSY but perhaps the last (then answered)
+[ "$nbusy" -ge 1 ] && [ "$nbusy" -ge $((nget - 1)) ] ||
+	_bad="$_bad busy-answers=$nbusy(want >= 1 and >= $((nget - 1)))"
+chk_num retries $(($(cnt $AP client_retries) - r0)) $((nget - 1))
+# gap k (k = 1, 2, ...) >= half of the bound (TO / 8) x 2^(k-1), less a
+# jiffy or two (a delayed work fires on a jiffy); each try with its
+# backoff within TO (TCG's slowness on top: + 500 ms).
+k=1 bound=$((TO / 8)) prev=
+while read -r ns; do
+	if [ -n "$prev" ]; then
+		gap=$(((ns - prev) / 1000000))
+		[ "$gap" -ge $((bound - bound / 2 - 10)) ] ||
+			_bad="$_bad gap$k=${gap}ms(want >= $((bound - bound / 2 - 10)))"
+		[ "$gap" -le $((TO + 500)) ] || _bad="$_bad gap$k=${gap}ms(want <= $((TO + 500)))"
+		k=$((k + 1))
+		bound=$((bound * 2))
+		[ "$bound" -le "$TO" ] || bound=$TO
+	fi
+	prev=$ns
+done </tmp/rsa-backoff.ns
+for i in 0 1; do
+	st_i=$(qf $o $i status)
+	[ "$st_i" = 0 ] || [ "$st_i" = -16 ] || _bad="$_bad q$i-status=${st_i:-<none>}(want 0 or -16)"
+	ms=$(qf $o $i ms)
+	[ -n "$ms" ] && [ "$ms" -le $(((RT + 1) * TO + 500)) ] ||
+		_bad="$_bad q$i-took=${ms:-?}ms(want <= $(((RT + 1) * TO + 500)))"
+done
+chk_end rsa:busy-tried-again-after-backoff $o /tmp/rsa-backoff.gets
+
 # ---- cancel ----------------------------------------------------------------------
 # a1's route lookup is held 1 s, so the query is surely in flight when
 # it is canceled, however the guest's threads are scheduled.
@@ -428,6 +490,29 @@ chk_num no-sends $(($(cnt $AP client_sent) - s0)) 0
 chk_num no-mads-from-a1 $(($(madtx $AP) - m0)) 0
 chk_num entries "$(cat "$S/$(dev_of $AP)/1/cache_entries")" 1
 chk_end cache:repeated-queries-are-hits /tmp/rsa-warm.out $D/counters
+
+# A hit canceled before its completion ran ends with -EINTR, once (as
+# ib_sa's cancel of a query in flight, and as ib_remote_sa_cancel_query()
+# documents), not with the cached answer. atomic=1 makes and cancels each
+# query without leaving the CPU, whose worker pool runs the completion.
+c0=$(cnt $AP client_canceled) h0=$(cnt $AP cache_hits) s0=$(cnt $AP client_sent)
+rsa_query hitcancel "target=$(port_gid $BP)" timeout_ms=4000 retries=0 count=8 \
+	cancel=1 atomic=1
+o=/tmp/rsa-hitcancel.out
+rsa_query hitafter "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+chk_begin
+chk_num hits $(($(cnt $AP cache_hits) - h0)) 9
+chk_num no-sends $(($(cnt $AP client_sent) - s0)) 0
+chk_num completions "$(grep -c '^q=[0-9]* status=' $o)" 8
+for i in 0 1 2 3 4 5 6 7; do
+	chk_num "q$i-once" "$(grep -c "^q=$i status=" $o)" 1
+	chk "q$i-status" "$(qf $o $i status)" -4
+done
+chk_num canceled $(($(cnt $AP client_canceled) - c0)) 8
+# the entry stays, the next hit answers
+chk "after-status" "$(qf /tmp/rsa-hitafter.out 0 status)" 0
+chk_num entries "$(cat "$S/$(dev_of $AP)/1/cache_entries")" 1
+chk_end cache:canceled-hit-eintr-once $o /tmp/rsa-hitafter.out
 
 # Each local port event flushes the port's answers; the next query is a
 # miss that goes on the wire again (the Get at b1 in the capture).
@@ -702,6 +787,53 @@ chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=-\(4\|19\) ' /tmp
 [ -z "$(trouble /tmp/rsa-devgone.dmesg)" ] || _bad="$_bad kernel-trouble"
 chk_end unload:device-removed-with-queries /tmp/rsa-devgone.dmesg
 rmmod rdma_ucm rdma_cm ib_remote_sa 2>/dev/null
+
+# Cached answers whose completions are still queued when the device goes
+# away: block_ms keeps the worker pool of the CPU they were queued on
+# busy, so that simfab's removal comes first. The port's close cancels
+# them (each completes once, with -EINTR) and drains its workqueue
+# before the port is freed: no oops or WARN, no query left behind
+# (kmalloc-1k, where a query lives, back to where it was once simfab is
+# back), and ib_remote_sa unloads.
+# k1k: objects in use in kmalloc-1k, the CPU slabs given back first.
+k1k() {
+	echo 1 >/sys/kernel/slab/kmalloc-1k/shrink 2>/dev/null
+	awk '$1 == "kmalloc-1k" { print $2 }' /proc/slabinfo
+}
+NQ=256
+modprobe ib_remote_sa
+if sf_load_topo "$TOPOFILE" rdma_ucm; then
+	rsa_query hitwarm "target=$(port_gid $BP)" timeout_ms=4000 retries=0
+	slab0=$(k1k) h0=$(cnt $AP cache_hits)
+	m0=$(dmesg_mark)
+	modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "target=$(port_gid $BP)" \
+		timeout_ms=4000 retries=0 count=$NQ wait=0 atomic=1 block_ms=3000
+	hits=$(($(cnt $AP cache_hits) - h0))
+	rmmod simfab
+	rc=$?
+	rmmod simfab_rsa_test
+	dmesg_since "$m0" >/tmp/rsa-hitgone.dmesg
+	sf_load_topo "$TOPOFILE" rdma_ucm
+	slab1=$(k1k)
+	rmmod simfab && rmmod rdma_ucm rdma_cm && rmmod ib_remote_sa
+	rc2=$?
+	diag "cached answers queued at removal: kmalloc-1k $slab0 -> $slab1, cache hits $hits"
+	chk_begin
+	chk warm-status "$(qf /tmp/rsa-hitwarm.out 0 status)" 0
+	chk_num hits "$hits" $NQ
+	chk rmmod-simfab "$rc" 0
+	grep -q 'simfab_rsa_test: blocking cpu' /tmp/rsa-hitgone.dmesg || _bad="$_bad not-blocked"
+	chk_num callbacks "$(grep -c 'simfab_rsa_test: q=[0-9]* status=' /tmp/rsa-hitgone.dmesg)" $NQ
+	chk_num canceled "$(grep -c 'simfab_rsa_test: q=[0-9]* status=-\(4\|19\) ' /tmp/rsa-hitgone.dmesg)" $NQ
+	chk_num once "$(sed -n 's/.*simfab_rsa_test: \(q=[0-9]*\) status=.*/\1/p' /tmp/rsa-hitgone.dmesg | sort -u | wc -l)" $NQ
+	[ -n "$slab0" ] && [ -n "$slab1" ] && [ $((slab1 - slab0)) -lt $((NQ / 2)) ] ||
+		_bad="$_bad kmalloc-1k=${slab0:-?}->${slab1:-?}(want < +$((NQ / 2)))"
+	chk rmmod-ib_remote_sa "$rc2" 0
+	[ -z "$(trouble /tmp/rsa-hitgone.dmesg)" ] || _bad="$_bad kernel-trouble"
+	chk_end unload:device-removed-with-cached-answers-queued /tmp/rsa-hitgone.dmesg
+else
+	t_fail $T:unload:device-removed-with-cached-answers-queued "simfab with $TOPOFILE did not load again"
+fi
 
 chk_dmesg "$T" "$mark"
 t_summary
