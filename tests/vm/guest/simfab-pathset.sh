@@ -9,6 +9,10 @@
 #                          the REQ carries the return record's LIDs and SL
 #                          and end-to-end values, b1's QP follows it, no
 #                          remote query is made.
+# pathset:3-record-outbound-smaller  the same with an outbound record of a
+#                          smaller MTU, a slower rate and a longer lifetime
+#                          than the others: the REQ's end-to-end values and
+#                          both QPs are the data path's (issue 22).
 # pathset:classic-single   the single GMP|PRIMARY|BIDIRECTIONAL record: the
 #                          REQ as 6.1 sends it.
 # pathset:alternate-armed-at-connect  the same with ALTERNATE records
@@ -122,7 +126,8 @@ chk_ne asym-mtu "$MTU_F" "$MTU_R"
 chk_end records /tmp/sfp-fwd.out /tmp/sfp-ret.out /tmp/sfp-loc.out
 
 # connect NAME PORT PATH-STEPS...: a1 -> b1 with the given path steps in
-# place of resolve-route.
+# place of resolve-route; b1's QP attributes for RTR (conn-rtr.) and
+# a1's for RTR and RTS (cli-rtr., cli-rts.) in the output.
 connect() {
 	_c=$1 _port=$2
 	shift 2
@@ -137,7 +142,8 @@ connect() {
 		'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
 		'tag cli' 'wait CONNECT_RESPONSE id=cli' 'accept id=cli' \
 		'tag conn' 'wait ESTABLISHED id=conn' \
-		'tag conn-rtr' 'qp-attr rtr' 'tag' \
+		'tag conn-rtr' 'qp-attr rtr' 'tag cli-rtr' 'qp-attr rtr id=cli' \
+		'tag cli-rts' 'qp-attr rts id=cli' 'tag' \
 		'disconnect id=cli' 'wait DISCONNECTED id=conn' \
 		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"$_o" 2>"$_o.err"
 	_rc=$?
@@ -168,6 +174,48 @@ if connect three 7501 "path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=
 else
 	t_fail $T:pathset:3-record-routed "simfab-cm failed: $(tail -n 1 /tmp/sfp-three.out.err)"
 	diag_file /tmp/sfp-three.out.err
+fi
+
+# ---- a 3-record set whose outbound record is the data path's narrowest part ------
+# The data goes forward on the outbound (PRIMARY|OUTBOUND) path, not on the
+# GMP record's: an outbound record with an MTU one below the end-to-end
+# one, 2.5 Gb/s (IB_RATE_2_5_GBPS, slower than any 4X rate) and a
+# lifetime two above the longer half's makes the REQ's MTU, rate and
+# Local ACK Timeout (IBA 12.6.5) and both QPs the data path's
+# (docs/routed-cm.md "End-to-end values"); with the GMP record's values
+# the passive QP would send packets the outbound path cannot carry.
+LIFE_F=$(out /tmp/sfp-fwd.out 'path[0].packet_life') LIFE_R=$(out /tmp/sfp-ret.out 'path[0].packet_life')
+LIFE_H=$LIFE_F
+[ "$LIFE_R" -le "$LIFE_H" ] || LIFE_H=$LIFE_R
+MTU_O=$((MTU_E - 1)) RATE_O=2 LIFE_O=$((LIFE_H + 2))
+# end to end over outbound + return: max(LIFE_O, LIFE_R) + 1 = LIFE_O + 1
+LIFE_OE=$((LIFE_O + 1))
+# cm_ack_timeout(CA ACK delay, lifetime) (cm.c), with simfab's
+# local_ca_ack_delay 0 (its query_device leaves it unset): lifetime + 1
+# when that is above the delay.
+ACK_OE=$((LIFE_OE + 1))
+# shellcheck disable=SC2086 # the records' key=value words
+if connect outsmall 7509 "path flags=0x03 $FWD" \
+	"path flags=0x0a $FWD mtu=$MTU_O rate=$RATE_O packet_life=$LIFE_O" \
+	"path flags=0x12 $RET"; then
+	c=/tmp/sfp-outsmall.cap o=/tmp/sfp-outsmall.out
+	_req=$(cap $c 0x0010 "$RA_A" routed)
+	_m=$(capf "$_req" mad)
+	chk_begin
+	[ -n "$_req" ] || _bad="no REQ routed at $RA_A"
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_O"
+	chk_num rate $(($(madn "$_m" 115 1) & 0x3f)) "$RATE_O"
+	chk_num local-ack-timeout $(($(madn "$_m" 119 1) >> 3)) "$ACK_OE"
+	chk_num local-lid "$(madn "$_m" 76 2)" "$RA_BLID"
+	chk_num pas-mtu "$(out $o conn-rtr.qp_attr.path_mtu)" "$MTU_O"
+	chk_num pas-rate "$(out $o conn-rtr.qp_attr.ah.static_rate)" "$RATE_O"
+	chk_num act-mtu "$(out $o cli-rtr.qp_attr.path_mtu)" "$MTU_O"
+	chk_num act-rate "$(out $o cli-rtr.qp_attr.ah.static_rate)" "$RATE_O"
+	chk_num act-ack-timeout "$(out $o cli-rts.qp_attr.timeout)" "$ACK_OE"
+	chk_end pathset:3-record-outbound-smaller $o $c
+else
+	t_fail $T:pathset:3-record-outbound-smaller "simfab-cm failed: $(tail -n 1 /tmp/sfp-outsmall.out.err)"
+	diag_file /tmp/sfp-outsmall.out.err
 fi
 
 # ---- an alternate through the other router ----------------------------------------
