@@ -10,9 +10,10 @@
  * - the parser's answer is the documented rules' (the table test's oracle,
  *   tests/unit/path-set/oracle.c): return code, the record supplying each
  *   role, reversed and routed flags; on -EINVAL the set is left untouched;
- * - ib_path_set_rec_routed agrees with the rules for every record;
- * - the capabilities text stays in a buffer of any size, NUL-terminated,
- *   a prefix of the full text.
+ *   a blob that is not a set (more than 16 records, reserved not 0, a
+ *   form not in the table) is read as Linux 6.1 reads it;
+ * - ib_path_set_parse_alt (RDMA_OPTION_IB_ALT_PATH) likewise;
+ * - ib_path_set_rec_routed agrees with the rules for every record.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,9 +23,6 @@
 #include "fuzz.h"
 #include "oracle.h"
 #include "path_set.h"
-
-static char full_caps[4096];
-static size_t full_caps_len;
 
 static void check_parse(const uint8_t *blob, size_t len)
 {
@@ -55,21 +53,25 @@ static void check_parse(const uint8_t *blob, size_t len)
 			   "ib_path_set_rec_routed differs from the rules");
 }
 
-static void check_caps(size_t n)
+static void check_parse_alt(const uint8_t *blob, size_t len)
 {
-	char *buf = malloc(n ? n : 1);
-	int got;
+	struct ib_path_set got, before;
+	struct want w;
+	int rc, r;
 
-	got = ib_path_set_caps(buf, n);
-	FUZZ_CHECK(got >= 0 && (n ? (size_t)got < n : got == 0),
-		   "ib_path_set_caps says it wrote more than its buffer holds");
-	if (n) {
-		FUZZ_CHECK(buf[got] == '\0', "the capabilities text is not NUL-terminated");
-		FUZZ_CHECK(!memcmp(buf, full_caps, (size_t)got), "a short buffer got another text");
-		FUZZ_CHECK((size_t)got == (n > full_caps_len ? full_caps_len : n - 1),
-			   "a short buffer was not filled");
+	oracle(blob, len, &w);
+	memset(&got, 0x5a, sizeof(got));
+	before = got;
+	rc = ib_path_set_parse_alt(blob, len, &got);
+	FUZZ_CHECK(rc == w.alt_rc, "ib_path_set_parse_alt accepts or refuses against the rules");
+	if (rc) {
+		FUZZ_CHECK(!memcmp(&got, &before, sizeof(got)), "a refused alternate changed the set");
+		return;
 	}
-	free(buf);
+	for (r = 0; r < 3; r++)
+		FUZZ_CHECK(got.rec[1][r] == w.alt_rec[r], "an alternate's role from another record");
+	FUZZ_CHECK(got.reversed[1] == !!w.alt_reversed, "alternate reversed differs");
+	FUZZ_CHECK(got.routed[1] == !!w.alt_routed, "alternate routed differs");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -78,13 +80,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *blob;
 
-	if (!full_caps_len)
-		full_caps_len = (size_t)ib_path_set_caps(full_caps, sizeof(full_caps));
 	/* malloc(0) may give NULL; the parser must refuse len 0 unread */
 	blob = malloc(size ? size : 1);
 	memcpy(blob, data, size);
 	check_parse(blob, size);
+	check_parse_alt(blob, size);
 	free(blob);
-	check_caps(size % (full_caps_len + 8));
 	return 0;
 }

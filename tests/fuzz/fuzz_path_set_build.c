@@ -6,8 +6,10 @@
  * resolver's answer (ibacm's records tagged by flags, or QUERY_PATH's).
  *
  * Input: byte 0 picks the answer's source (bit 0: PATH_SET_SRC_KERNEL)
- * and the capabilities (bit 1: the kernel's own text, from the series'
- * ib_path_set_caps(); else the text after byte 1 up to the first NUL,
+ * and the capabilities (bit 1: the kernel's own, written as the library's
+ * text from the series' table of forms, ib_path_set_forms[], as
+ * RDMA_USER_CM_QUERY_IBR_CAPS reports it; else the text after byte 1 up
+ * to the first NUL,
  * fuzzed); byte 1 the room given to the builder (1-20 records); the rest,
  * after the text, is the answer as struct path_set_rec records.
  *
@@ -24,6 +26,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +37,32 @@
 #define ROOM_MAX 20
 
 static char kernel_caps[4096];
+
+/* The kernel's limits and forms (what its capabilities query answers) in
+ * the text the library's parser reads. */
+static void kernel_caps_text(char *buf, size_t len)
+{
+	static const char * const role[] = { "gmp", "forward", "return" };
+	const struct ib_path_set_form *f;
+	unsigned int i, r;
+	size_t n;
+
+	n = (size_t)snprintf(buf, len, "max_records %u\nmax_bytes %u\n",
+			     IB_PATH_SET_MAX_RECORDS,
+			     IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE);
+	for (i = 0; i < ib_path_set_nforms && n < len; i++) {
+		f = &ib_path_set_forms[i];
+		n += (size_t)snprintf(buf + n, len - n, "form 0x%02x %s", f->flags, f->name);
+		for (r = 0; r < 3 && n < len; r++)
+			if (f->roles & (1u << r))
+				n += (size_t)snprintf(buf + n, len - n, " %s%s", role[r],
+						      r == 2 && f->reversed ? "(subnet-local)" : "");
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, "\n");
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, "alternate 1\nlap 1\napm_events 1\nremote_sa 1\n");
+}
 
 static void check_out(const struct path_set_caps *caps, int n, size_t room,
 		      const struct path_set_rec *out)
@@ -67,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	if (!kernel_caps[0])
-		ib_path_set_caps(kernel_caps, sizeof(kernel_caps));
+		kernel_caps_text(kernel_caps, sizeof(kernel_caps));
 	src = data[0] & 1 ? PATH_SET_SRC_KERNEL : PATH_SET_SRC_FLAGS;
 	kcaps = data[0] & 2;
 	room = 1 + data[1] % ROOM_MAX;

@@ -2,8 +2,9 @@
  * Host test of the patched librdmacm's path record set builder
  * (librdmacm/path_set.c from userspace/librdmacm, extracted by ./run).
  *
- * For every capability combination (the kernel's own capabilities text,
- * from ib_path_set_caps() of kernel-patches/6.1, with each subset of the
+ * For every capability combination (the kernel's own limits and forms,
+ * ib_path_set_forms[] of kernel-patches/6.1 as RDMA_USER_CM_QUERY_IBR_CAPS
+ * reports them, written as the library's text, with each subset of the
  * nine forms the builder may use, alternates on and off, record limits 1 to
  * 5 and 16, and no file at all) and every resolver answer below (ibacm
  * answers tagged by flags, the kernel's QUERY_PATH answer), the set built
@@ -147,6 +148,30 @@ static const uint32_t used_forms[] = {
 };
 #define NFORMS (sizeof(used_forms) / sizeof(used_forms[0]))
 
+/* The kernel's limits and forms (its capabilities query's answer) as the
+ * text the library's parser reads. */
+static void kernel_caps_text(char *buf, size_t len)
+{
+	static const char * const role[] = { "gmp", "forward", "return" };
+	const struct ib_path_set_form *f;
+	unsigned int i, r;
+	size_t n;
+
+	n = (size_t)snprintf(buf, len, "max_records %u\nmax_bytes %u\n",
+			     IB_PATH_SET_MAX_RECORDS,
+			     IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE);
+	for (i = 0; i < ib_path_set_nforms && n < len; i++) {
+		f = &ib_path_set_forms[i];
+		n += (size_t)snprintf(buf + n, len - n, "form 0x%02x %s", f->flags, f->name);
+		for (r = 0; r < 3 && n < len; r++)
+			if (f->roles & (1u << r))
+				n += (size_t)snprintf(buf + n, len - n, " %s%s", role[r],
+						      r == 2 && f->reversed ? "(subnet-local)" : "");
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, "\n");
+	}
+}
+
 /* The kernel's own text with the forms outside mask removed, alternate and
  * max_records set.  The kernel's forms not in used_forms stay. */
 static void mkcaps(char *buf, size_t len, unsigned int mask, int alternate,
@@ -156,7 +181,7 @@ static void mkcaps(char *buf, size_t len, unsigned int mask, int alternate,
 	unsigned int flags, i;
 	size_t n = 0;
 
-	ib_path_set_caps(kern, sizeof(kern));
+	kernel_caps_text(kern, sizeof(kern));
 	n += snprintf(buf + n, len - n, "max_records %u\nmax_bytes %u\n",
 		      max_records, max_records * 72);
 	for (line = strtok_r(kern, "\n", &save); line;

@@ -35,6 +35,23 @@ int understood(unsigned int f)
 	       dir == OUT || dir == (OUT | IREV) || dir == IN;
 }
 
+/* A set: 1 to MAXREC records, each of a documented form, reserved 0. */
+int is_set(const unsigned char *blob, int n)
+{
+	unsigned int f, reserved;
+	int i;
+
+	if (n < 1 || n > MAXREC)
+		return 0;
+	for (i = 0; i < n; i++) {
+		memcpy(&f, blob + i * REC, 4);
+		memcpy(&reserved, blob + i * REC + 4, 4);
+		if (reserved || !understood(f))
+			return 0;
+	}
+	return 1;
+}
+
 void oracle(const unsigned char *blob, size_t len, struct want *w)
 {
 	int n, i, p, r;
@@ -43,13 +60,36 @@ void oracle(const unsigned char *blob, size_t len, struct want *w)
 	for (p = 0; p < 2; p++)
 		for (r = 0; r < 3; r++)
 			w->rec[p][r] = -1;
-	/* malformed: empty, not whole records, more than MAXREC */
-	if (len == 0 || len % REC || len > MAXREC * REC) {
+	/* malformed: empty, not whole records */
+	if (len == 0 || len % REC) {
 		w->rc = -EINVAL;
 		w->alt_rc = -EINVAL;
 		return;
 	}
 	n = (int)(len / REC);
+	/* not a set (more than MAXREC, reserved not 0, a form not known):
+	 * Linux 6.1's reading, the first classic record alone */
+	if (!is_set(blob, n)) {
+		w->alt_rc = -EINVAL;
+		for (i = 0; i < n; i++) {
+			unsigned int f;
+
+			memcpy(&f, blob + i * REC, 4);
+			if (f == (GMP | PRI | OUT | IREV))
+				break;
+		}
+		if (i == n) {
+			w->rc = -EINVAL;
+			return;
+		}
+		w->rec[0][0] = w->rec[0][1] = i;
+		w->routed[0] = rec_routed(blob, i);
+		if (!w->routed[0]) {
+			w->rec[0][2] = i;
+			w->reversed[0] = 1;
+		}
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		unsigned int f;
 		unsigned int dir;

@@ -29,6 +29,8 @@ struct want {
 int rec_routed(const unsigned char *blob, int i);
 /* @f is one of the documented record forms. */
 int understood(unsigned int f);
+/* The @n records of @blob are a path set (else read as Linux 6.1 reads them). */
+int is_set(const unsigned char *blob, int n);
 void oracle(const unsigned char *blob, size_t len, struct want *w);
 
 #endif
