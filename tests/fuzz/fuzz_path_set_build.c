@@ -2,20 +2,25 @@
 /*
  * libFuzzer target: the patched librdmacm's path record set builder
  * (librdmacm/path_set.c of userspace/librdmacm, issue 12), fed what it
- * reads from outside the library: the kernel's capabilities text and a
- * resolver's answer (ibacm's records tagged by flags, or QUERY_PATH's).
+ * reads from outside the library: the kernel's answer to
+ * RDMA_USER_CM_QUERY_IBR_CAPS and a resolver's answer (ibacm's records
+ * tagged by flags, or QUERY_PATH's).
  *
  * Input: byte 0 picks the answer's source (bit 0: PATH_SET_SRC_KERNEL)
- * and the capabilities (bit 1: the kernel's own, written as the library's
- * text from the series' table of forms, ib_path_set_forms[], as
- * RDMA_USER_CM_QUERY_IBR_CAPS reports it; else the text after byte 1 up
- * to the first NUL,
- * fuzzed); byte 1 the room given to the builder (1-20 records); the rest,
- * after the text, is the answer as struct path_set_rec records.
+ * and the capabilities (bit 1: the kernel's own answer, built as ucma.c
+ * builds it from the series' table of forms, ib_path_set_forms[]; else
+ * the fuzzed bytes after byte 2, as many as byte 2 says, up to the
+ * answer's 152: what the kernel wrote into the library's buffer); byte 1
+ * the room given to the builder (1-20 records); the rest is the resolver's
+ * answer as struct path_set_rec records.
  *
  * Properties, besides no memory error or undefined behaviour:
  * - path_set_build() and path_set_build_alt() return -1 or a count within
  *   the room they were given and the kernel's max_records;
+ * - path_set_caps_from_query() takes the kernel's own answer, and from any
+ *   answer keeps only limits within range (1 to PATH_SET_MAX_RECORDS
+ *   records, room for one) and at most PATH_SET_QUERY_FORMS forms of known
+ *   bits including the classic one, or describes a kernel without sets;
  * - every record they write has flags the capabilities name (or is the
  *   classic GMP|PRIMARY|BIDIRECTIONAL record);
  * - with the kernel's own capabilities, the kernel's parser
@@ -36,32 +41,52 @@
 
 #define ROOM_MAX 20
 
-static char kernel_caps[4096];
+static struct path_set_query_resp kernel_caps;
 
-/* The kernel's limits and forms (what its capabilities query answers) in
- * the text the library's parser reads. */
-static void kernel_caps_text(char *buf, size_t len)
+/* The kernel's answer for an IB id, as ucma_query_ibr_caps() builds it */
+static void kernel_caps_resp(struct path_set_query_resp *r)
 {
-	static const char * const role[] = { "gmp", "forward", "return" };
 	const struct ib_path_set_form *f;
-	unsigned int i, r;
-	size_t n;
+	unsigned int i;
 
-	n = (size_t)snprintf(buf, len, "max_records %u\nmax_bytes %u\n",
-			     IB_PATH_SET_MAX_RECORDS,
-			     IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE);
-	for (i = 0; i < ib_path_set_nforms && n < len; i++) {
+	memset(r, 0, sizeof(*r));
+	r->version = 1;
+	r->length = sizeof(*r);
+	r->max_records = IB_PATH_SET_MAX_RECORDS;
+	r->max_bytes = IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE;
+	for (i = 0; i < ib_path_set_nforms && i < PATH_SET_QUERY_FORMS; i++) {
 		f = &ib_path_set_forms[i];
-		n += (size_t)snprintf(buf + n, len - n, "form 0x%02x %s", f->flags, f->name);
-		for (r = 0; r < 3 && n < len; r++)
-			if (f->roles & (1u << r))
-				n += (size_t)snprintf(buf + n, len - n, " %s%s", role[r],
-						      r == 2 && f->reversed ? "(subnet-local)" : "");
-		if (n < len)
-			n += (size_t)snprintf(buf + n, len - n, "\n");
+		r->forms[i].flags = f->flags;
+		r->forms[i].roles = f->roles;
+		if (f->reversed && (f->roles & (1u << IB_PATH_SET_RETURN)))
+			r->forms[i].roles ^= PATH_SET_ROLE_RETURN | PATH_SET_ROLE_RETURN_LOCAL;
 	}
-	if (n < len)
-		snprintf(buf + n, len - n, "alternate 1\nlap 1\napm_events 1\nremote_sa 1\n");
+	r->num_forms = i;
+	r->caps = PATH_SET_CAP_SETS | PATH_SET_CAP_ALT_CONNECT | PATH_SET_CAP_LAP |
+		  PATH_SET_CAP_APM_EVENTS | PATH_SET_CAP_REMOTE_SA;
+}
+
+static void check_caps(const struct path_set_caps *caps)
+{
+	unsigned int i;
+
+	if (!caps->present) {
+		FUZZ_CHECK(!caps->num_forms && !caps->flags && !caps->max_records,
+			   "a refused answer left capabilities behind");
+		return;
+	}
+	FUZZ_CHECK(caps->max_records >= 1 && caps->max_records <= PATH_SET_MAX_RECORDS &&
+		   caps->max_bytes >= sizeof(struct path_set_rec) &&
+		   caps->max_bytes / sizeof(struct path_set_rec) <= PATH_SET_MAX_RECORDS,
+		   "limits out of range taken");
+	FUZZ_CHECK(caps->num_forms <= PATH_SET_QUERY_FORMS &&
+		   path_set_caps_has_form(caps, PATH_SET_CLASSIC) &&
+		   (caps->flags & PATH_SET_CAP_SETS) && !(caps->flags & ~PATH_SET_CAPS_KNOWN),
+		   "forms or flags out of range taken");
+	for (i = 0; i < caps->num_forms; i++)
+		FUZZ_CHECK(!(caps->forms[i].flags & ~0x3fu) && caps->forms[i].roles &&
+			   !(caps->forms[i].roles & ~(unsigned int)PATH_SET_ROLES_KNOWN),
+			   "a form of unknown bits taken");
 }
 
 static void check_out(const struct path_set_caps *caps, int n, size_t room,
@@ -90,31 +115,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ib_path_set set;
 	size_t room, off = 2, num;
 	bool kcaps;
-	char *text;
 	int n, src;
 
 	if (size < 2)
 		return 0;
-	if (!kernel_caps[0])
-		kernel_caps_text(kernel_caps, sizeof(kernel_caps));
+	if (!kernel_caps.version)
+		kernel_caps_resp(&kernel_caps);
 	src = data[0] & 1 ? PATH_SET_SRC_KERNEL : PATH_SET_SRC_FLAGS;
 	kcaps = data[0] & 2;
 	room = 1 + data[1] % ROOM_MAX;
+	memset(&caps, 0x5a, sizeof(caps));
 	if (kcaps) {
-		text = strdup(kernel_caps);
-	} else {
-		const uint8_t *nul = memchr(data + 2, 0, size - 2);
-		size_t len = nul ? (size_t)(nul - data - 2) : size - 2;
+		FUZZ_CHECK(!path_set_caps_from_query(&caps, &kernel_caps, sizeof(kernel_caps)),
+			   "the library refuses the kernel's own answer");
+	} else if (size > 2) {
+		size_t len = data[2] <= sizeof(kernel_caps) ? data[2] : sizeof(kernel_caps);
+		uint8_t *resp;
 
-		text = malloc(len + 1);
-		memcpy(text, data + 2, len);
-		text[len] = '\0';
-		off += len + (nul ? 1 : 0);
+		if (len > size - 3)
+			len = size - 3;
+		/* exactly what the kernel wrote, so that reads past it show */
+		resp = malloc(len ? len : 1);
+		memcpy(resp, data + 3, len);
+		path_set_caps_from_query(&caps, resp, len);
+		free(resp);
+		off = 3 + len;
+	} else {
+		path_set_caps_from_query(&caps, NULL, 0);
 	}
-	memset(&caps, 0, sizeof(caps));
-	if (path_set_caps_parse(&caps, text) && kcaps)
-		FUZZ_CHECK(0, "the builder refuses the kernel's own capabilities text");
-	free(text);
+	check_caps(&caps);
 
 	/* the answer in a buffer of exactly its records, so reads past it show */
 	num = (size - off) / sizeof(*rec);

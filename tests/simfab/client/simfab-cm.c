@@ -43,8 +43,9 @@ struct sf_sockaddr_ib {
 _Static_assert(sizeof(struct sf_sockaddr_ib) == 48, "sockaddr_ib is 48 bytes");
 
 /*
- * Event numbers of enum rdma_cm_event_type (include/rdma/rdma_cm.h);
- * 16-18 are ib-routed's APM events (docs/path-records.md), sent only to
+ * Event numbers of enum rdma_cm_event_type (include/rdma/rdma_cm.h): 0-15
+ * as in 6.1, 16-19 the ones Linux 7.x added (which 6.1 never sends);
+ * ib-routed's APM events are 0x1000-0x1002 (docs/uapi.md), sent only to
  * ids that asked (set-option apm-events=1).
  */
 static const char *const event_names[] = {
@@ -52,11 +53,19 @@ static const char *const event_names[] = {
 	"CONNECT_REQUEST", "CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE",
 	"REJECTED", "ESTABLISHED", "DISCONNECTED", "DEVICE_REMOVAL",
 	"MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT",
-	"ALT_PATH_LOADED", "ALT_PATH_ERROR", "PATH_MIGRATED",
+	"ADDRINFO_RESOLVED", "ADDRINFO_ERROR", "USER", "INTERNAL",
 };
 
-/* ib-routed's RDMA_OPTION_IB_APM_EVENTS, not in the distribution's uapi */
-#define SF_OPTION_IB_APM_EVENTS 2
+#define SF_IBR_BASE 0x1000
+static const char *const ibr_event_names[] = {
+	"ALT_PATH_LOADED", "ALT_PATH_ERROR", "PATH_MIGRATED",
+};
+#define N_IBR_EVENTS (int)(sizeof(ibr_event_names) / sizeof(ibr_event_names[0]))
+
+/* ib-routed's numbers, not in the distribution's uapi (docs/uapi.md) */
+#define SF_OPTION_IB_APM_EVENTS 0x1000
+#define SF_OPTION_IB_ALT_PATH 0x1001
+#define SF_QUERY_IBR_CAPS 0x1000
 /* enum ib_event_type / ibv_event_type: IB_EVENT_PATH_MIG */
 #define SF_EVENT_PATH_MIG 6
 #define SF_SIMFAB_CTL "/sys/kernel/debug/simfab/ctl"
@@ -420,7 +429,11 @@ static void print_addr(const char *name, const struct __kernel_sockaddr_storage 
 
 static const char *event_name(uint32_t e)
 {
-	return (int)e < N_EVENTS ? event_names[e] : "UNKNOWN";
+	if (e < (uint32_t)N_EVENTS)
+		return event_names[e];
+	if (e >= SF_IBR_BASE && e < SF_IBR_BASE + (uint32_t)N_IBR_EVENTS)
+		return ibr_event_names[e - SF_IBR_BASE];
+	return "UNKNOWN";
 }
 
 static int event_num(const char *s)
@@ -430,6 +443,9 @@ static int event_num(const char *s)
 	for (i = 0; i < N_EVENTS; i++)
 		if (!strcasecmp(s, event_names[i]))
 			return i;
+	for (i = 0; i < N_IBR_EVENTS; i++)
+		if (!strcasecmp(s, ibr_event_names[i]))
+			return SF_IBR_BASE + i;
 	return -1;
 }
 
@@ -476,6 +492,9 @@ static void print_event(const struct rdma_ucm_event_resp *ev, const char *idname
 
 	out("event %s id=%s status=%d", event_name(ev->event), idname,
 	    (int)ev->status);
+	/* the number on the wire of every event 6.1 does not have */
+	if (ev->event >= 16)
+		out("event.num=0x%04x", ev->event);
 	switch (ev->event) {
 	case 4: /* CONNECT_REQUEST */
 	case 5: /* CONNECT_RESPONSE */
@@ -560,7 +579,7 @@ static void do_wait(struct args *a)
 						kid_name(pending_ev[i].id),
 						(int)pending_ev[i].status);
 				die(3, "timeout after %d ms waiting for %s", timeout,
-				    event_names[want]);
+				    event_name((uint32_t)want));
 			}
 		}
 		if (n_pending_ev == MAX_PENDING)
@@ -917,8 +936,10 @@ static void do_path(struct args *a)
  * set-path [len=N]: RDMA_OPTION_IB_PATH with the pending records (then
  * cleared); len= passes N bytes of them instead (zeros after the last
  * record), so that tests can hand the kernel blobs of any length.
+ * set-alt-path [len=N]: the same with RDMA_OPTION_IB_ALT_PATH (a LAP on a
+ * connected id).
  */
-static void do_set_path(struct args *a)
+static void set_paths(struct args *a, uint32_t optname, const char *what)
 {
 	int s = target(a);
 	uint32_t len = (uint32_t)(n_pending_paths * sizeof(pending_paths[0]));
@@ -928,48 +949,105 @@ static void do_set_path(struct args *a)
 		len = (uint32_t)num("len", v, sizeof(pending_paths));
 	check_all_used(a);
 	if (!n_pending_paths && !v)
-		die(2, "set-path: no pending records (add them with 'path')");
-	set_option(s, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pending_paths, len,
-		   "SET_OPTION IB_PATH");
+		die(2, "%s: no pending records (add them with 'path')", what);
+	set_option(s, RDMA_OPTION_IB, optname, pending_paths, len, what);
 	memset(pending_paths, 0, sizeof(pending_paths));
 	n_pending_paths = 0;
 }
 
+static void do_set_path(struct args *a)
+{
+	set_paths(a, RDMA_OPTION_IB_PATH, "SET_OPTION IB_PATH");
+}
+
+static void do_set_alt_path(struct args *a)
+{
+	set_paths(a, SF_OPTION_IB_ALT_PATH, "SET_OPTION IB_ALT_PATH");
+}
+
 /*
- * build-set [from=pending|query] [caps=FILE]: the pending records become the
- * path record set the patched librdmacm builds (its own path_set.c) for the
- * kernel whose capabilities FILE has (default rdma_ucm's file), from the
- * pending records as a resolver (ibacm) answer tagged by flags, or from the
- * target id's QUERY_PATH answer (the kernel's route).
+ * RDMA_USER_CM_QUERY_IBR_CAPS on id s into r (len bytes of room); 0 or the
+ * negative errno.
+ */
+static int query_caps(int s, struct path_set_query_resp *r, size_t len)
+{
+	struct rdma_ucm_query cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(r, 0, sizeof(*r));
+	cmd.id = ids[s].kid;
+	cmd.option = SF_QUERY_IBR_CAPS;
+	cmd.response = (uintptr_t)r;
+	return ucma_cmd(RDMA_USER_CM_CMD_QUERY, &cmd, sizeof(cmd), len);
+}
+
+/*
+ * query-caps [len=N]: RDMA_USER_CM_QUERY_IBR_CAPS on the id with N bytes of
+ * room (default the whole structure), printed field by field, then as
+ * librdmacm's path_set.c reads it (caps.lib.*).
+ */
+static void do_query_caps(struct args *a)
+{
+	struct path_set_query_resp r;
+	struct path_set_caps caps;
+	int s = target(a);
+	size_t len = (size_t)get_num(a, "len", sizeof(r), sizeof(r));
+	unsigned int i;
+
+	check_all_used(a);
+	if (cmd_result(query_caps(s, &r, len), "QUERY IBR_CAPS"))
+		return;
+	out("caps.version=%u", r.version);
+	out("caps.length=%u", r.length);
+	out("caps.caps=0x%x", r.caps);
+	out("caps.max_records=%u", r.max_records);
+	out("caps.max_bytes=%u", r.max_bytes);
+	out("caps.num_forms=%u", r.num_forms);
+	for (i = 0; i < r.num_forms && i < PATH_SET_QUERY_FORMS; i++)
+		out("caps.form[%u]=0x%02x roles=0x%x", i, r.forms[i].flags, r.forms[i].roles);
+	path_set_caps_from_query(&caps, &r, len);
+	out("caps.lib.present=%d", caps.present);
+	out("caps.lib.flags=0x%x", caps.flags);
+	out("caps.lib.num_forms=%u", caps.num_forms);
+}
+
+/*
+ * build-set [from=pending|query] [caps=query|none]: the pending records
+ * become the path record set the patched librdmacm builds (its own
+ * path_set.c) for the kernel's capabilities, as librdmacm asks for them
+ * (RDMA_USER_CM_QUERY_IBR_CAPS on the target id; ENOSYS, a stock kernel:
+ * none) or for a kernel without sets (caps=none), from the pending records
+ * as a resolver (ibacm) answer tagged by flags, or from the target id's
+ * QUERY_PATH answer (the kernel's route).
  */
 static void do_build_set(struct args *a)
 {
-	static char text[8192];
 	struct path_set_rec answer[MAX_PATHS];
+	struct path_set_query_resp r;
 	struct path_set_answer ans;
 	struct path_set_caps caps;
-	const char *from = get(a, "from"), *file = get(a, "caps");
-	size_t num = 0, len = 0;
-	int s = -1, n, i;
-	FILE *fp;
+	const char *from = get(a, "from"), *cv = get(a, "caps");
+	int s = target(a), n, i, ret;
+	size_t num = 0;
 
 	_Static_assert(sizeof(struct path_set_rec) == sizeof(struct ib_path_rec_data),
 		       "path_set_rec is ib_path_rec_data");
-	if (!from || !strcmp(from, "pending"))
+	if (!from)
 		from = "pending";
-	else if (!strcmp(from, "query"))
-		s = target(a);
-	else
+	if (strcmp(from, "pending") && strcmp(from, "query"))
 		die(2, "build-set: from=pending or from=query");
+	if (cv && strcmp(cv, "query") && strcmp(cv, "none"))
+		die(2, "build-set: caps=query or caps=none");
 	check_all_used(a);
-	fp = fopen(file ? file : "/sys/class/misc/rdma_cm/ib_path_caps", "r");
-	if (fp) {
-		len = fread(text, 1, sizeof(text) - 1, fp);
-		fclose(fp);
+	path_set_caps_none(&caps);
+	if (!cv || !strcmp(cv, "query")) {
+		ret = query_caps(s, &r, sizeof(r));
+		if (!ret)
+			path_set_caps_from_query(&caps, &r, sizeof(r));
+		else if (ret != -ENOSYS)
+			die(1, "build-set: QUERY IBR_CAPS: %s", strerror(-ret));
 	}
-	text[len] = '\0';
-	path_set_caps_parse(&caps, text);
-	if (s >= 0) {
+	if (!strcmp(from, "query")) {
 		struct rdma_ucm_query cmd;
 		struct {
 			struct rdma_ucm_query_path_resp h;
@@ -990,14 +1068,14 @@ static void do_build_set(struct args *a)
 		num = (size_t)n_pending_paths;
 		memcpy(answer, pending_paths, num * sizeof(pending_paths[0]));
 	}
-	if (path_set_answer_parse(&ans, s >= 0 ? PATH_SET_SRC_KERNEL : PATH_SET_SRC_FLAGS,
-				  answer, num))
+	if (path_set_answer_parse(&ans, !strcmp(from, "query") ? PATH_SET_SRC_KERNEL :
+				  PATH_SET_SRC_FLAGS, answer, num))
 		die(1, "build-set: no primary path in the %s answer", from);
 	n = path_set_build(&caps, &ans, (struct path_set_rec *)pending_paths, MAX_PATHS);
 	if (n < 0)
 		die(1, "build-set: no set for this kernel");
 	n_pending_paths = n;
-	out("build_set.caps=%s", caps.present ? "file" : "none");
+	out("build_set.caps=%s", caps.present ? "query" : "none");
 	out("build_set.num=%d", n);
 	for (i = 0; i < n; i++) {
 		struct sf_pathrec pr;
@@ -1303,7 +1381,9 @@ static void usage(FILE *f)
 "  set-option tos=N|reuseaddr=B|afonly=B|ack-timeout=N|apm-events=N\n"
 "  path [flags=F] [raw=HEX128] [dgid= sgid= dlid= slid= sl= mtu= rate= ...]\n"
 "  set-path [len=N]                                RDMA_OPTION_IB_PATH with the paths (N bytes of them)\n"
-"  build-set [from=pending|query] [caps=FILE]      the paths become librdmacm's set\n"
+"  set-alt-path [len=N]                            RDMA_OPTION_IB_ALT_PATH (LAP) with the paths\n"
+"  query-caps [len=N]                              QUERY IBR_CAPS (N bytes of room)\n"
+"  build-set [from=pending|query] [caps=query|none] the paths become librdmacm's set\n"
 "  listen [backlog=N]\n"
 "  connect qpn=N [qkey= rr= id-depth= flow= retry= rnr-retry= srq= pdata=HEX]\n"
 "  accept [qpn=N ...]          (no qpn: rdma_accept(id, NULL), sends the RTU)\n"
@@ -1348,6 +1428,10 @@ static void run_step(char *s)
 		do_set_option(&a);
 	else if (!strcmp(c, "path"))
 		do_path(&a);
+	else if (!strcmp(c, "set-alt-path"))
+		do_set_alt_path(&a);
+	else if (!strcmp(c, "query-caps"))
+		do_query_caps(&a);
 	else if (!strcmp(c, "set-path"))
 		do_set_path(&a);
 	else if (!strcmp(c, "build-set"))

@@ -3,17 +3,18 @@
  * (librdmacm/path_set.c from userspace/librdmacm, extracted by ./run).
  *
  * For every capability combination (the kernel's own limits and forms,
- * ib_path_set_forms[] of kernel-patches/6.1 as RDMA_USER_CM_QUERY_IBR_CAPS
- * reports them, written as the library's text, with each subset of the
+ * ib_path_set_forms[] of kernel-patches/6.1 in the answer to
+ * RDMA_USER_CM_QUERY_IBR_CAPS as ucma.c builds it, with each subset of the
  * nine forms the builder may use, alternates on and off, record limits 1 to
- * 5 and 16, and no file at all) and every resolver answer below (ibacm
+ * 5 and 16, and a kernel without the query) and every resolver answer below (ibacm
  * answers tagged by flags, the kernel's QUERY_PATH answer), the set built
  * must be the one the rules give (an oracle written from the rules in
  * docs/librdmacm.md), and the kernel's parser (drivers/infiniband/core/
  * path_set.c, what rdma_ucm runs) must read it back with the intended
  * records in each role, while a 6.1 kernel (first GMP|PRIMARY|BIDIRECTIONAL
- * record only) still finds the primary path.  Then the capabilities parser
- * on malformed and future text.
+ * record only) still finds the primary path.  Then the check of the query's
+ * answer (path_set_caps_from_query) on out-of-range, short and future
+ * answers.
  * Prints one result line per group and "N passed, M failed".
  *
  *   test_lib_path_set [-v]      -v: one line per failing case
@@ -148,54 +149,66 @@ static const uint32_t used_forms[] = {
 };
 #define NFORMS (sizeof(used_forms) / sizeof(used_forms[0]))
 
-/* The kernel's limits and forms (its capabilities query's answer) as the
- * text the library's parser reads. */
-static void kernel_caps_text(char *buf, size_t len)
+/* The kernel's answer to RDMA_USER_CM_QUERY_IBR_CAPS for an IB id, built
+ * as ucma_query_ibr_caps() builds it: its limits and its parser's forms (a
+ * reversed return role is RETURN_LOCAL). */
+static void kernel_caps_resp(struct path_set_query_resp *r)
 {
-	static const char * const role[] = { "gmp", "forward", "return" };
 	const struct ib_path_set_form *f;
-	unsigned int i, r;
-	size_t n;
+	unsigned int i;
 
-	n = (size_t)snprintf(buf, len, "max_records %u\nmax_bytes %u\n",
-			     IB_PATH_SET_MAX_RECORDS,
-			     IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE);
-	for (i = 0; i < ib_path_set_nforms && n < len; i++) {
+	memset(r, 0, sizeof(*r));
+	r->version = 1;
+	r->length = sizeof(*r);
+	r->max_records = IB_PATH_SET_MAX_RECORDS;
+	r->max_bytes = IB_PATH_SET_MAX_RECORDS * IB_PATH_SET_REC_SIZE;
+	for (i = 0; i < ib_path_set_nforms && i < PATH_SET_QUERY_FORMS; i++) {
 		f = &ib_path_set_forms[i];
-		n += (size_t)snprintf(buf + n, len - n, "form 0x%02x %s", f->flags, f->name);
-		for (r = 0; r < 3 && n < len; r++)
-			if (f->roles & (1u << r))
-				n += (size_t)snprintf(buf + n, len - n, " %s%s", role[r],
-						      r == 2 && f->reversed ? "(subnet-local)" : "");
-		if (n < len)
-			n += (size_t)snprintf(buf + n, len - n, "\n");
+		r->forms[i].flags = f->flags;
+		r->forms[i].roles = f->roles;
+		if (f->reversed && (f->roles & (1u << IB_PATH_SET_RETURN)))
+			r->forms[i].roles ^= PATH_SET_ROLE_RETURN | PATH_SET_ROLE_RETURN_LOCAL;
 	}
+	r->num_forms = i;
+	r->caps = PATH_SET_CAP_SETS | PATH_SET_CAP_ALT_CONNECT | PATH_SET_CAP_LAP |
+		  PATH_SET_CAP_APM_EVENTS | PATH_SET_CAP_REMOTE_SA;
 }
 
-/* The kernel's own text with the forms outside mask removed, alternate and
- * max_records set.  The kernel's forms not in used_forms stay. */
-static void mkcaps(char *buf, size_t len, unsigned int mask, int alternate,
+/* The kernel's own answer with the forms outside mask removed, alternate
+ * (ALT_CONNECT) and max_records set, LAP off.  The kernel's forms not in
+ * used_forms stay. */
+static void mkcaps(struct path_set_query_resp *r, unsigned int mask, int alternate,
 		   unsigned int max_records)
 {
-	char kern[4096], *line, *save = NULL;
-	unsigned int flags, i;
-	size_t n = 0;
+	struct path_set_query_resp k;
+	unsigned int i, j, n = 0;
 
-	kernel_caps_text(kern, sizeof(kern));
-	n += snprintf(buf + n, len - n, "max_records %u\nmax_bytes %u\n",
-		      max_records, max_records * 72);
-	for (line = strtok_r(kern, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "form %x", &flags) != 1)
-			continue;
+	kernel_caps_resp(&k);
+	*r = k;
+	r->max_records = max_records;
+	r->max_bytes = max_records * 72;
+	for (j = 0; j < k.num_forms; j++) {
 		for (i = 0; i < NFORMS; i++)
-			if (used_forms[i] == flags && !(mask & (1u << i)))
+			if (used_forms[i] == k.forms[j].flags && !(mask & (1u << i)))
 				break;
 		if (i < NFORMS)
 			continue;
-		n += snprintf(buf + n, len - n, "%s\n", line);
+		r->forms[n++] = k.forms[j];
 	}
-	snprintf(buf + n, len - n, "alternate %d\nlap 0\napm_events 1\nremote_sa 1\n", alternate);
+	memset(&r->forms[n], 0, (PATH_SET_QUERY_FORMS - n) * sizeof(r->forms[0]));
+	r->num_forms = n;
+	r->caps = PATH_SET_CAP_SETS | PATH_SET_CAP_APM_EVENTS | PATH_SET_CAP_REMOTE_SA |
+		  (alternate ? PATH_SET_CAP_ALT_CONNECT : 0);
+}
+
+/* mkcaps() read by the library */
+static int caps_of(struct path_set_caps *caps, unsigned int mask, int alternate,
+		   unsigned int max_records)
+{
+	struct path_set_query_resp r;
+
+	mkcaps(&r, mask, alternate, max_records);
+	return path_set_caps_from_query(caps, &r, sizeof(r));
 }
 
 static bool has(unsigned int mask, uint32_t flags)
@@ -382,19 +395,17 @@ static void one_case(const struct answer *a, bool present, unsigned int mask,
 	struct path_set_answer ans;
 	struct path_set_caps caps;
 	struct expect e;
-	char text[4096];
 	int n, i;
 
 	group_cases++;
 	mkanswer(a, in);
 	if (present) {
-		mkcaps(text, sizeof(text), mask, alternate, limit);
-		if (path_set_caps_parse(&caps, text) || !caps.present) {
-			fail_case("caps", a, mask, alternate, limit, "the kernel's text does not parse");
+		if (caps_of(&caps, mask, alternate, limit) || !caps.present) {
+			fail_case("caps", a, mask, alternate, limit, "the kernel's answer is not taken");
 			return;
 		}
 	} else {
-		path_set_caps_parse(&caps, "");
+		path_set_caps_none(&caps);
 	}
 	if (path_set_answer_parse(&ans, a->src, in, a->num)) {
 		fail_case("answer", a, mask, alternate, limit, "no primary found");
@@ -465,7 +476,7 @@ static void all_caps(const char *name, bool (*pick)(const struct answer *))
 		if (!pick(&answers[i]))
 			continue;
 		one_case(&answers[i], false, 0, 0, 16, 8);
-		/* the classic form is always there (caps-text: else no file) */
+		/* the classic form is always there (caps-query: else no sets) */
 		for (mask = 1; mask < (1u << NFORMS); mask += 2)
 			for (alt = 0; alt <= 1; alt++)
 				for (l = 0; l < sizeof(limits) / sizeof(limits[0]); l++)
@@ -505,15 +516,13 @@ static void shapes(void)
 	struct path_set_rec in[8], out[8];
 	struct path_set_answer ans;
 	struct path_set_caps caps;
-	char text[4096];
 	unsigned int w, i, j;
 	int n;
 
 	for (w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
 		for (i = 0; strcmp(answers[i].name, want[w].answer); i++)
 			;
-		mkcaps(text, sizeof(text), ~0u, want[w].alt, 16);
-		path_set_caps_parse(&caps, text);
+		caps_of(&caps, ~0u, want[w].alt, 16);
 		mkanswer(&answers[i], in);
 		path_set_answer_parse(&ans, answers[i].src, in, answers[i].num);
 		n = path_set_build(&caps, &ans, out, 8);
@@ -537,13 +546,11 @@ static void build_alt(void)
 	struct path_set_answer ans;
 	struct path_set_caps caps, none;
 	struct ib_path_set set;
-	char text[4096];
 	unsigned int i;
 	int n, want;
 
-	mkcaps(text, sizeof(text), ~0u, 1, 16);
-	path_set_caps_parse(&caps, text);
-	path_set_caps_parse(&none, "");
+	caps_of(&caps, ~0u, 1, 16);
+	path_set_caps_none(&none);
 	for (i = 0; i < NANSWERS; i++) {
 		const struct answer *a = &answers[i];
 		const struct path_set_path *p;
@@ -579,66 +586,78 @@ static void build_alt(void)
 		}
 		group_cases++;
 		if (path_set_build_alt(&none, p, out, 4) != -1)
-			fail_case("alt", a, 0, 0, 0, "built without a capabilities file");
+			fail_case("alt", a, 0, 0, 0, "built for a kernel without sets");
 	}
 	result("lib-path-set:build-alt");
 }
 
-/* The capabilities parser: what is taken, what makes it "no file" */
-static void caps_text(void)
+/* path_set_caps_from_query: every value of the kernel's answer checked */
+enum { V_VERSION, V_LENGTH, V_CAPS, V_MAXREC, V_MAXBYTES, V_NFORMS };
+
+static void set_word(struct path_set_query_resp *r, unsigned int w, uint32_t v)
 {
-	static const struct { const char *text; int present; int alternate, lap, nforms; } t[] = {
-		{ "", 0, -1, -1, 0 },
-		{ "max_records 16\nmax_bytes 1152\nform 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward return(subnet-local)\n",
-		  1, -1, -1, 1 },
-		/* unknown keys and unknown roles are ignored */
-		{ "max_records 16\nmax_bytes 1152\nfuture_key 7 8\nform 0x2b X gmp forward return(subnet-local) teleport\nlap 1\n",
-		  1, -1, 1, 1 },
-		/* no classic form, no limits: not a file this code knows */
-		{ "max_records 16\nmax_bytes 1152\nform 0x03 GMP|PRIMARY gmp\n", 0, -1, -1, 0 },
-		{ "form 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward\n", 0, -1, -1, 0 },
-		/* malformed known lines */
-		{ "max_records x\nmax_bytes 1152\nform 0x2b N gmp\n", 0, -1, -1, 0 },
-		{ "max_records 16\nmax_bytes 1152\nform 0x2b\n", 0, -1, -1, 0 },
-		{ "max_records 16\nmax_bytes 1152\nform 0x2b N\n", 0, -1, -1, 0 },
-		{ "max_records 16\nmax_bytes 1152\nform 0x140 N gmp\nform 0x2b N gmp\n", 0, -1, -1, 0 },
-		{ "max_records 16\nmax_bytes 1152\nform 0x2b N gmp\nalternate\n", 0, -1, -1, 0 },
-		/* no trailing newline; alternate 2 reads as on */
-		{ "max_records 16\nmax_bytes 1152\nform 0x2b N gmp\nalternate 2", 1, 1, -1, 1 },
+	memcpy((uint8_t *)r + 4 * w, &v, 4);
+}
+
+static void caps_query(void)
+{
+	static const struct {
+		const char *what;
+		int word;		/* -1: none */
+		uint32_t value;
+		size_t len;		/* the buffer given to the kernel; 0: all */
+		int present;
+	} t[] = {
+		{ "the kernel's answer", -1, 0, 0, 1 },
+		{ "version 0", V_VERSION, 0, 0, 0 },
+		{ "a later version", V_VERSION, 2, 0, 1 },
+		{ "length 0", V_LENGTH, 0, 0, 0 },
+		{ "length below the head", V_LENGTH, 23, 0, 0 },
+		{ "a later, longer answer", V_LENGTH, 4096, 0, 1 },
+		{ "length short of num_forms", V_LENGTH, 24 + 8 * 11, 0, 0 },
+		{ "a buffer short of num_forms", -1, 0, 24 + 8 * 11, 0 },
+		{ "a buffer of the head only", -1, 0, 24, 0 },
+		{ "a buffer short of the head", -1, 0, 23, 0 },
+		{ "no PATH_SETS", V_CAPS, PATH_SET_CAP_LAP, 0, 0 },
+		{ "unknown capability bits", V_CAPS, 0xffffffffu, 0, 1 },
+		{ "max_records 0", V_MAXREC, 0, 0, 0 },
+		{ "max_records -16", V_MAXREC, 0xfffffff0u, 0, 0 },
+		{ "max_records 4097", V_MAXREC, 4097, 0, 0 },
+		{ "max_records 4096", V_MAXREC, 4096, 0, 1 },
+		{ "max_bytes below a record", V_MAXBYTES, 71, 0, 0 },
+		{ "max_bytes -1", V_MAXBYTES, 0xffffffffu, 0, 0 },
+		{ "num_forms 17", V_NFORMS, 17, 0, 0 },
+		{ "num_forms -1", V_NFORMS, 0xffffffffu, 0, 0 },
+		{ "num_forms 0 (no classic form)", V_NFORMS, 0, 0, 0 },
 	};
+	struct path_set_query_resp k, r;
 	struct path_set_caps caps;
-	char big[600], text[4096];
-	unsigned int i;
+	unsigned int i, j;
 	int rc;
 
+	kernel_caps_resp(&k);
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		r = k;
+		if (t[i].word >= 0)
+			set_word(&r, (unsigned int)t[i].word, t[i].value);
+		memset(&caps, 0x5a, sizeof(caps));
+		rc = path_set_caps_from_query(&caps, &r, t[i].len ? t[i].len : sizeof(r));
 		group_cases++;
-		rc = path_set_caps_parse(&caps, t[i].text);
 		if ((rc == 0) != t[i].present || caps.present != t[i].present ||
-		    caps.alternate != t[i].alternate || caps.lap != t[i].lap ||
-		    (int)caps.num_forms != t[i].nforms) {
+		    (!t[i].present && (caps.num_forms || caps.flags || caps.max_records))) {
 			group_fail++;
-			fprintf(stderr, "  caps text %u: rc %d present %d alternate %d lap %d forms %u\n",
-				i, rc, caps.present, caps.alternate, caps.lap, caps.num_forms);
+			fprintf(stderr, "  caps query, %s: rc %d present %d forms %u\n",
+				t[i].what, rc, caps.present, caps.num_forms);
 		}
 	}
-	/* a line longer than the parser's buffer */
-	memset(big, 'x', sizeof(big));
-	memcpy(big, "max_records 16\nmax_bytes 1152\nform 0x2b N gmp\nfoo ", 50);
-	big[sizeof(big) - 1] = '\0';
+	/* the kernel's answer: every form with its roles, limits, flags */
+	path_set_caps_from_query(&caps, &k, sizeof(k));
 	group_cases++;
-	if (path_set_caps_parse(&caps, big) != -1 || caps.present) {
+	if (!caps.present || caps.num_forms != ib_path_set_nforms || caps.max_records != 16 ||
+	    caps.max_bytes != 1152 || caps.flags != PATH_SET_CAPS_KNOWN) {
 		group_fail++;
-		fprintf(stderr, "  a 550-byte line was taken\n");
-	}
-	/* the kernel's own text: every form it lists, with its roles */
-	mkcaps(text, sizeof(text), ~0u, 1, 16);
-	group_cases++;
-	if (path_set_caps_parse(&caps, text) || caps.num_forms != ib_path_set_nforms ||
-	    caps.alternate != 1 || caps.lap != 0 || caps.remote_sa != 1 || caps.apm_events != 1 ||
-	    caps.max_records != 16 || caps.max_bytes != 1152) {
-		group_fail++;
-		fprintf(stderr, "  the kernel's text: %u forms of %u\n", caps.num_forms, ib_path_set_nforms);
+		fprintf(stderr, "  the kernel's answer: %u forms of %u, flags 0x%x\n",
+			caps.num_forms, ib_path_set_nforms, caps.flags);
 	}
 	for (i = 0; i < ib_path_set_nforms && i < caps.num_forms; i++) {
 		const struct ib_path_set_form *f = &ib_path_set_forms[i];
@@ -657,7 +676,40 @@ static void caps_text(void)
 				i, caps.forms[i].flags, caps.forms[i].roles, f->flags, roles);
 		}
 	}
-	result("lib-path-set:caps-text");
+	/* a newer kernel's form (unknown flag bits), role and capability bits */
+	r = k;
+	r.forms[1].flags |= 0x40;
+	r.forms[0].roles |= 0x30;
+	r.caps = 0xffffffffu;
+	path_set_caps_from_query(&caps, &r, sizeof(r));
+	group_cases++;
+	if (!caps.present || caps.num_forms != k.num_forms - 1 ||
+	    path_set_caps_has_form(&caps, k.forms[1].flags | 0x40) ||
+	    caps.forms[0].roles != k.forms[0].roles || caps.flags != PATH_SET_CAPS_KNOWN) {
+		group_fail++;
+		fprintf(stderr, "  a newer kernel's bits were not left out\n");
+	}
+	/* a form twice is listed once; a form without known roles is left out */
+	r = k;
+	r.forms[2] = r.forms[0];
+	r.forms[3].roles = 0x10;
+	path_set_caps_from_query(&caps, &r, sizeof(r));
+	group_cases++;
+	if (!caps.present || caps.num_forms != k.num_forms - 2)
+		group_fail++;
+	/* NULL, and a short answer with the classic form only */
+	group_cases += 2;
+	if (path_set_caps_from_query(&caps, NULL, sizeof(r)) != -1 || caps.present)
+		group_fail++;
+	r = k;
+	r.length = 24 + 8;
+	r.num_forms = 1;
+	for (j = 1; j < PATH_SET_QUERY_FORMS; j++)
+		r.forms[j].flags = 0x2b;	/* beyond length: not read */
+	if (path_set_caps_from_query(&caps, &r, sizeof(r)) || caps.num_forms != 1 ||
+	    caps.forms[0].flags != 0x2b)
+		group_fail++;
+	result("lib-path-set:caps-query");
 }
 
 /* answers without a primary, and no room at all */
@@ -666,10 +718,8 @@ static void no_set(void)
 	struct path_set_rec in[2], out[2];
 	struct path_set_answer ans;
 	struct path_set_caps caps;
-	char text[4096];
 
-	mkcaps(text, sizeof(text), ~0u, 1, 16);
-	path_set_caps_parse(&caps, text);
+	caps_of(&caps, ~0u, 1, 16);
 	group_cases += 4;
 	if (path_set_answer_parse(&ans, PATH_SET_SRC_FLAGS, in, 0) != -1 ||
 	    path_set_build(&caps, &ans, out, 2) != -1)
@@ -695,7 +745,7 @@ int main(int argc, char **argv)
 	all_caps("lib-path-set:kernel-answer", is_kernel);
 	shapes();
 	build_alt();
-	caps_text();
+	caps_query();
 	no_set();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

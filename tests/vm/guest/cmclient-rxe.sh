@@ -167,7 +167,8 @@ fi
 
 # The patched librdmacm's path set builder (build-set: its own path_set.c)
 # turns the kernel's route (QUERY_PATH after resolve-route) into the set
-# for this kernel's capabilities file; the kernel takes that set through
+# for this kernel's capabilities (RDMA_USER_CM_QUERY_IBR_CAPS on the id, as
+# librdmacm asks); the kernel takes that set through
 # RDMA_OPTION_IB_PATH on a second id (ROUTE_RESOLVED) and the connection
 # is established on it. On RoCE the route is one record: the set holds the
 # classic record, the route's own.
@@ -190,11 +191,42 @@ if ! timeout 60 "$CM" 'timeout 15000' \
 else
 	_q=$(sed -n 's/^q\.path\[0\]\.dlid=//p' "$_o")
 	expect librdmacm-build-set "$_o" \
-		'build_set.caps=file' 'build_set.num=1' 'build_set[0].flags=0x2b' \
+		'build_set.caps=query' 'build_set.num=1' 'build_set[0].flags=0x2b' \
 		"build_set[0].dgid=::ffff:$RXE_IP" "build_set[0].dlid=$_q" \
 		'event ROUTE_RESOLVED id=cli status=0' \
 		"cli.path[0].dgid=::ffff:$RXE_IP" \
 		'conn.event ESTABLISHED id=conn status=0'
+fi
+
+# RDMA_USER_CM_QUERY_IBR_CAPS (docs/uapi.md): on an id bound to the RoCE
+# port only path sets are in effect (caps 0x1: no alternate at connect, no
+# LAP, no APM events, no remote SA); on an unbound id what an IB port would
+# have (ALT_CONNECT, LAP, APM_EVENTS; REMOTE_SA with ib_remote_sa), the
+# twelve record forms, 16 records of 72 bytes; a response buffer of 8 bytes
+# gets the first 8 (version 1, length 152); librdmacm's path_set.c takes
+# the whole answer and refuses the cut one (no sets, as for a stock kernel).
+_o=/tmp/cmclient-caps.out
+if ! timeout 60 "$CM" 'timeout 15000' \
+	'id u ps=tcp' 'tag u' 'query-caps' \
+	'id r ps=tcp' "resolve-addr dst-ip=$RXE_IP dst-port=7484 timeout=5000" \
+	'wait ADDR_RESOLVED id=r' 'tag r' 'query-caps' 'tag r8' 'query-caps len=8' \
+	>"$_o" 2>"$_o.err"; then
+	t_fail cmclient-rxe:ibr-caps "simfab-cm failed: $(tail -n 1 "$_o.err")"
+	diag_file "$_o.err"
+else
+	_uc=$(sed -n 's/^u\.caps\.caps=//p' "$_o")
+	if [ $((${_uc:-0} & 0xf)) -ne 15 ]; then
+		t_fail cmclient-rxe:ibr-caps "unbound id: caps ${_uc:-none}, want 0xf or 0x1f"
+		diag_file "$_o"
+	else
+		expect ibr-caps "$_o" 'u.caps.version=1' 'u.caps.length=152' \
+			'u.caps.max_records=16' 'u.caps.max_bytes=1152' 'u.caps.num_forms=12' \
+			'u.caps.form[0]=0x2b roles=0xb' 'u.caps.lib.present=1' \
+			'r.caps.caps=0x1' 'r.caps.num_forms=12' 'r.caps.lib.present=1' \
+			'r.caps.lib.flags=0x1' \
+			'r8.caps.version=1' 'r8.caps.length=152' 'r8.caps.caps=0x0' \
+			'r8.caps.num_forms=0' 'r8.caps.lib.present=0'
+	fi
 fi
 
 # Failures are reported: a wait for an event that never comes times out
