@@ -12,7 +12,11 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <rdma/rdma_user_cm.h>
 #include <limits.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -905,33 +909,112 @@ out:
 	free(conf);
 }
 
+/*
+ * rdma_ucm's RDMA_USER_CM_QUERY_IBR_CAPS (docs/uapi.md), asked on an id of
+ * our own through /dev/infiniband/rdma_cm: the option and the layout of
+ * struct rdma_ucm_query_ibr_caps_resp, which the distribution's uapi
+ * headers lack.
+ */
+#define VERIFY_QUERY_IBR_CAPS 0x1000
+
+struct verify_ibr_caps {
+	uint32_t version, length, caps, max_records, max_bytes, num_forms;
+	struct {
+		uint32_t flags, roles;
+	} forms[16];
+};
+
+/* One rdma_ucm command: header + body; 0 or -errno */
+static int ucm_cmd(int fd, uint32_t cmd, const void *body, uint16_t in, uint16_t out)
+{
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		uint8_t body[64];
+	} buf;
+	ssize_t n;
+
+	buf.hdr.cmd = cmd;
+	buf.hdr.in = in;
+	buf.hdr.out = out;
+	memcpy(buf.body, body, in);
+	n = write(fd, &buf, sizeof(buf.hdr) + in);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == sizeof(buf.hdr) + in ? 0 : -EIO;
+}
+
+/* The query on a fresh unbound TCP id: 0, or -errno of the step that failed */
+static int query_ibr_caps(int fd, struct verify_ibr_caps *r, const char **step)
+{
+	struct rdma_ucm_create_id create;
+	struct rdma_ucm_create_id_resp created;
+	struct rdma_ucm_query query;
+	struct rdma_ucm_destroy_id destroy;
+	struct rdma_ucm_destroy_id_resp destroyed;
+	int rc;
+
+	memset(&create, 0, sizeof(create));
+	memset(&created, 0, sizeof(created));
+	create.uid = 1;
+	create.response = (uintptr_t)&created;
+	create.ps = RDMA_PS_TCP;
+	create.qp_type = 2;	/* IB_QPT_RC */
+	*step = "CREATE_ID";
+	rc = ucm_cmd(fd, RDMA_USER_CM_CMD_CREATE_ID, &create, sizeof(create), sizeof(created));
+	if (rc)
+		return rc;
+	memset(r, 0, sizeof(*r));
+	memset(&query, 0, sizeof(query));
+	query.response = (uintptr_t)r;
+	query.id = created.id;
+	query.option = VERIFY_QUERY_IBR_CAPS;
+	*step = "QUERY IBR_CAPS";
+	rc = ucm_cmd(fd, RDMA_USER_CM_CMD_QUERY, &query, sizeof(query), sizeof(*r));
+	memset(&destroy, 0, sizeof(destroy));
+	destroy.response = (uintptr_t)&destroyed;
+	destroy.id = created.id;
+	ucm_cmd(fd, RDMA_USER_CM_CMD_DESTROY_ID, &destroy, sizeof(destroy), sizeof(destroyed));
+	return rc;
+}
+
 static void check_later(struct verify *v)
 {
-	char *f = ibr_path(&v->sys, "/sys/class/misc/rdma_cm/ib_path_caps");
-	char *caps = ibr_slurp(f, NULL);
+	struct verify_ibr_caps r;
+	const char *step = "open";
+	int fd, rc;
 
-	if (caps) {
-		/* rdma_ucm's path-set capabilities (docs/path-records.md) */
-		unsigned int forms = 0, max = 0, alt = 0, lap = 0, rsa = 0;
-		char *line, *save = NULL;
-
-		for (line = strtok_r(caps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			forms += !strncmp(line, "form ", 5);
-			sscanf(line, "max_records %u", &max);
-			sscanf(line, "alternate %u", &alt);
-			sscanf(line, "lap %u", &lap);
-			sscanf(line, "remote_sa %u", &rsa);
-		}
-		report(v, "capabilities", forms ? SEV_OK : SEV_WARN,
-		       "rdma_ucm ib_path_caps: %u record forms, up to %u records; alternate %u, lap %u, remote_sa %u",
-		       forms, max, alt, lap, rsa);
-	} else {
+	if (strcmp(v->sys.root, "/")) {
 		report(v, "capabilities", SEV_SKIP,
-		       "not defined by this series yet: ib-routed %s publishes no capabilities file (or rdma_ucm is not loaded)",
-		       IBR_VERSION);
+		       "rdma_ucm's RDMA_USER_CM_QUERY_IBR_CAPS needs the running system, not --root %s",
+		       v->sys.root);
+		goto out;
 	}
-	free(caps);
-	free(f);
+	fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		report(v, "capabilities", SEV_SKIP, "no /dev/infiniband/rdma_cm (%s): rdma_ucm is not loaded",
+		       strerror(errno));
+		goto out;
+	}
+	rc = query_ibr_caps(fd, &r, &step);
+	close(fd);
+	if (rc == -ENOSYS) {
+		report(v, "capabilities", SEV_ERROR,
+		       "the running rdma_ucm has no RDMA_USER_CM_QUERY_IBR_CAPS (ENOSYS): it is not ib-routed's");
+	} else if (rc) {
+		report(v, "capabilities", SEV_WARN, "rdma_ucm %s: %s", step, strerror(-rc));
+	} else if (r.version < 1 || r.length < 24 || r.num_forms > 16 || !r.max_records ||
+		   !(r.caps & 1)) {
+		report(v, "capabilities", SEV_WARN,
+		       "rdma_ucm answers RDMA_USER_CM_QUERY_IBR_CAPS with values out of range: version %u, length %u, %u forms, %u records, caps 0x%x",
+		       r.version, r.length, r.num_forms, r.max_records, r.caps);
+	} else {
+		/* RDMA_USER_CM_IBR_CAP_*: 1 sets, 2 alt at connect, 4 LAP, 8 APM events, 16 remote SA */
+		report(v, "capabilities", SEV_OK,
+		       "rdma_ucm RDMA_USER_CM_QUERY_IBR_CAPS (version %u): %u record forms, up to %u records; alternate %u, lap %u, apm_events %u, remote_sa %u",
+		       r.version, r.num_forms, r.max_records, !!(r.caps & 2), !!(r.caps & 4),
+		       !!(r.caps & 8), !!(r.caps & 16));
+	}
+out:
 	check_librdmacm(v);
 }
 

@@ -63,9 +63,10 @@ expect verify-overlay:kernel-log /tmp/verify.json kernel-log ok
 # The image carries the patched librdmacm without its ld.so.conf.d entry
 # (the package is not installed here): verify says so.
 expect verify-overlay:librdmacm /tmp/verify.json librdmacm skip "ib-routed-librdmacm is not installed"
-# rdma_ucm's capabilities file (issue 9); ib_remote_sa, loaded with
+# rdma_ucm's RDMA_USER_CM_QUERY_IBR_CAPS on an unbound id (issue 23): the
+# twelve forms, 16 records, LAP and APM events; ib_remote_sa, loaded with
 # rdma_cm, has no InfiniBand port to answer for over Soft-RoCE.
-expect verify-overlay:capabilities /tmp/verify.json capabilities ok "record forms, up to [0-9]+ records"
+expect verify-overlay:capabilities /tmp/verify.json capabilities ok "QUERY_IBR_CAPS \\(version 1\\): 12 record forms, up to 16 records; alternate 1, lap 1, apm_events 1"
 expect verify-overlay:remote-sa /tmp/verify.json remote-sa skip "no InfiniBand port to answer for"
 if [ "$vrc" -eq 2 ] && grep -q '^  "exit_status": 2,$' /tmp/verify.json; then
 	t_pass verify-overlay:exit-status
