@@ -227,10 +227,14 @@ static struct ib_sa_client t_sa;
 /* The paths of the last t_ibcm_connect(): forward and return records */
 static struct sa_path_rec t_pri, t_pri_in, t_alt, t_alt_in;
 
-/* ib-routed's rdma_cm APM events (enum rdma_cm_event_type, 16-18) */
-#define T_EV_ALT_PATH_LOADED	16
-#define T_EV_ALT_PATH_ERROR	17
-#define T_EV_PATH_MIGRATED	18
+/*
+ * ib-routed's rdma_cm APM events (enum rdma_cm_event_type): its numbers
+ * start at 0x1000, apart from upstream's (16-19 are Linux 7.x's
+ * ADDRINFO_RESOLVED, ADDRINFO_ERROR, USER and INTERNAL; docs/uapi.md)
+ */
+#define T_EV_ALT_PATH_LOADED	0x1000
+#define T_EV_ALT_PATH_ERROR	0x1001
+#define T_EV_PATH_MIGRATED	0x1002
 
 /* ib-routed's rdma_cm APM calls, looked up in t_case_cma_lap() */
 static int (*t_apm_events)(struct rdma_cm_id *id, bool on);
@@ -619,7 +623,7 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	/* ib-routed's APM events (not in the distribution's enum) */
 	if (e >= T_EV_ALT_PATH_LOADED && e <= T_EV_PATH_MIGRATED) {
-		pr_info("# %s %s rdma_cm event %d status %d\n", t_case,
+		pr_info("# %s %s rdma_cm event 0x%x status %d\n", t_case,
 			s->name, e, ev->status);
 		if (e == T_EV_PATH_MIGRATED) {
 			atomic_inc(&s->cma_migrated);

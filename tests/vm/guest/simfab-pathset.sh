@@ -18,22 +18,26 @@
 # pathset:alternate-armed-at-connect  the same with ALTERNATE records
 #                          through the other router: the REQ's alternate,
 #                          b1's QP armed with it.
-# pathset:lap-*            RDMA_OPTION_IB_PATH on a connected id: a LAP,
-#                          loaded on both sides (ALT_PATH_LOADED, b1's QP
-#                          attributes), PATH_MIGRATED after NOTIFY, a
-#                          second LAP re-arms, QUERY_PATH follows (record
-#                          0 the primary, 1 the alternate); a peer that
-#                          does not take it (APR Unsupported:
-#                          ALT_PATH_ERROR 2, neither side has the refused
-#                          path, NOTIFY has nothing to migrate to) or never
-#                          answers (-ETIMEDOUT, then EOPNOTSUPP); ids
-#                          that did not opt in get no event.
+# pathset:lap-*            RDMA_OPTION_IB_ALT_PATH (0x1001) on a connected
+#                          id: a LAP, loaded on both sides (ALT_PATH_LOADED
+#                          0x1000, b1's QP attributes), PATH_MIGRATED
+#                          (0x1002) after NOTIFY, a second LAP re-arms,
+#                          QUERY_PATH follows (record 0 the primary, 1 the
+#                          alternate); RDMA_OPTION_IB_PATH on the connected
+#                          id is EINVAL as in 6.1; a peer that does not
+#                          take it (APR Unsupported on the wire:
+#                          ALT_PATH_ERROR 0x1001 status -EOPNOTSUPP,
+#                          neither side has the refused path, NOTIFY has
+#                          nothing to migrate to); ids that did not opt in
+#                          get no event; a listener that opts in after
+#                          rdma_listen() gives its connections the events.
 # pathset:librdmacm-builder-routed  an ibacm-like answer through the patched
 #                          librdmacm's builder (simfab-cm build-set): its
 #                          set is taken, the REQ as with the hand-made one.
-# pathset:caps-file        /sys/class/misc/rdma_cm/ib_path_caps.
+# pathset:caps-query       RDMA_USER_CM_QUERY_IBR_CAPS on an IB id: forms,
+#                          roles, limits, every capability.
 # pathset:sampled          192 blobs on fresh ids in ADDR_RESOLVED: taken or
-#                          refused as the caps file's forms and the rules
+#                          refused as the query's forms and the rules
 #                          say; a refused blob changes nothing.
 # pathset:query-path-small-buffer
 #
@@ -46,7 +50,7 @@
 T=simfab-pathset
 CM=/ibr/bin/simfab-cm
 D=/sys/kernel/debug/simfab
-CAPS=/sys/class/misc/rdma_cm/ib_path_caps
+CAPS=/tmp/sfp-caps.out
 TOPOFILE=/ibr/simfab/topology/routed.topo
 
 if ! has_mod simfab || [ ! -f "$TOPOFILE" ] || [ ! -x "$CM" ]; then
@@ -255,18 +259,20 @@ fi
 # ---- a new alternate on the connected id (LAP), the APM events ----------------------
 # lapconn NAME PORT SRV-APM STEPS...: a1 -> b1 with the 3-record primary
 # through RA (no alternate), the client id taking the APM events, the
-# listener (and so b1's connection) SRV-APM (1 or 0); once established,
-# RDMA_OPTION_IB_PATH with ALTERNATE records through RB on the client
-# (a LAP), then STEPS, then the disconnect.
+# listener (and so b1's connection) SRV-APM (1 or 0 before rdma_listen(),
+# "after": 0 before and 1 after it); once established, STEPS (the LAP:
+# RDMA_OPTION_IB_ALT_PATH with ALTERNATE records through RB on the
+# client), then the disconnect.
 lapconn() {
-	_c=$1 _port=$2 _sapm=$3
+	_c=$1 _port=$2 _sapm=$3 _post='tag'
 	shift 3
+	[ "$_sapm" != after ] || { _sapm=0 _post='set-option apm-events=1 id=srv'; }
 	_o=/tmp/sfp-$_c.out
 	echo clear >$D/ctl
 	# shellcheck disable=SC2086 # the records' key=value words
 	timeout 150 "$CM" 'timeout 10000' \
 		'id srv ps=ib' "bind gid=$(port_gid $BP) port=$_port" "set-option apm-events=$_sapm" \
-		'listen backlog=4' \
+		'listen backlog=4' "$_post" \
 		'id cli ps=ib' "bind gid=$(port_gid $AP)" 'set-option apm-events=1' \
 		"resolve-addr dst-gid=$(port_gid $BP) dst-port=$_port timeout=5000" 'wait ADDR_RESOLVED id=cli' \
 		"path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET" 'set-path' \
@@ -313,14 +319,15 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	# second LAP re-arms with the old primary (through RA).
 	# shellcheck disable=SC2086
 	lapconn lap 7504 1 '!set-option apm-events=2 id=cli' \
-		"path flags=0x2b $FWD" '!set-path id=cli' \
-		"$ALT" "$ALT_RET" 'set-path id=cli' \
+		"path flags=0x2b $FWD" '!set-alt-path id=cli' \
+		"$ALT" "$ALT_RET" '!set-path id=cli' \
+		"$ALT" "$ALT_RET" 'set-alt-path id=cli' \
 		'tag cli' 'wait ALT_PATH_LOADED id=cli' 'tag conn' 'wait ALT_PATH_LOADED id=conn' \
 		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' \
 		'tag cli-q1' 'query-path id=cli' 'tag conn-q1' 'query-path id=conn' 'tag' \
 		'notify id=cli' 'wait PATH_MIGRATED id=cli' 'notify id=conn' 'wait PATH_MIGRATED id=conn' \
 		'tag cli-q2' 'query-path id=cli' 'tag conn-q2' 'query-path id=conn' 'tag' \
-		"path flags=0x0d $FWD" "path flags=0x14 $RET" 'set-path id=cli' \
+		"path flags=0x0d $FWD" "path flags=0x14 $RET" 'set-alt-path id=cli' \
 		'wait ALT_PATH_LOADED id=cli' 'wait ALT_PATH_LOADED id=conn' \
 		'tag conn-rearm' 'qp-attr rts id=conn' \
 		'tag cli-q3' 'query-path id=cli' 'tag conn-q3' 'query-path id=conn' 'tag'
@@ -330,9 +337,16 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_begin
 	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
 	# the option refuses values it does not know; a blob without an
-	# alternate on the connected id sends nothing (EINVAL)
+	# alternate sends nothing (EINVAL); RDMA_OPTION_IB_PATH on the
+	# connected id is 6.1's EINVAL, even with a good alternate, and
+	# sends nothing either (the LAP count below)
 	chk_num bad-option-refused "$(grep -c '^expected-failure SET_OPTION apm-events errno=22 ' $o)" 1
-	chk_num no-alternate-refused "$(grep -c '^expected-failure SET_OPTION IB_PATH errno=22 ' $o)" 1
+	chk_num no-alternate-refused "$(grep -c '^expected-failure SET_OPTION IB_ALT_PATH errno=22 ' $o)" 1
+	chk_num ib-path-connected-einval "$(grep -c '^expected-failure SET_OPTION IB_PATH errno=22 ' $o)" 1
+	# the events' numbers on ucma's wire: ALT_PATH_LOADED 0x1000 (four:
+	# two LAPs, both sides), PATH_MIGRATED 0x1002 (both sides)
+	chk_num loaded-0x1000 "$(grep -c 'event\.num=0x1000$' $o)" 4
+	chk_num migrated-0x1002 "$(grep -c 'event\.num=0x1002$' $o)" 2
 	# the LAP (IBA 12.6.12, CM data from MAD byte 24): RB's port on B,
 	# b1, B's SL, SubnetLocal 0; at b1 the probe (b1 not yet known to
 	# take LAPs), then two LAPs; three APRs at a1, the connection's
@@ -386,14 +400,14 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_num rearm-pas-alt "$(qp conn-q3 1)" "$RA_BLID"
 	chk_end pathset:lap-query-path-follows $o $c
 	# b1 takes no LAP for a connection that did not opt in (its QP is
-	# userspace's): APR Unsupported (2), ALT_PATH_ERROR 2 at a1; b1's id
-	# gets no event. The refused path is nobody's alternate: neither
+	# userspace's): APR Unsupported (2) on the wire, ALT_PATH_ERROR
+	# (0x1001) with -EOPNOTSUPP at a1; b1's id gets no event. The refused path is nobody's alternate: neither
 	# side's INIT_QP_ATTR(RTS) has one to load (mask 0), and a NOTIFY
 	# has nothing to migrate to (EINVAL, no PATH_MIGRATED, the primary
 	# kept: b1's RTR attributes still name RA).
 	# shellcheck disable=SC2086
-	lapconn lap-unsupported 7505 0 "$ALT" "$ALT_RET" 'set-path id=cli' \
-		'wait ALT_PATH_ERROR id=cli status=2' 'none ALT_PATH_LOADED id=conn timeout=2000' \
+	lapconn lap-unsupported 7505 0 "$ALT" "$ALT_RET" 'set-alt-path id=cli' \
+		'wait ALT_PATH_ERROR id=cli status=-95' 'none ALT_PATH_LOADED id=conn timeout=2000' \
 		'tag conn-rts' 'qp-attr rts id=conn' 'tag cli-rts' 'qp-attr rts id=cli' 'tag' \
 		'!notify id=conn' 'none PATH_MIGRATED id=conn timeout=2000' 'none ALT_PATH_ERROR id=conn timeout=0' \
 		'tag conn-rtr' 'qp-attr rtr id=conn' 'tag'
@@ -402,6 +416,7 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_begin
 	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
 	chk apr-status "$(aprst $c)" 2
+	chk_num error-0x1001 "$(grep -c 'event\.num=0x1001$' $o)" 1
 	chk_num pas-no-alt-mask "$(out $o conn-rts.qp_attr.mask)" 0
 	chk_num act-no-alt-mask "$(out $o cli-rts.qp_attr.mask)" 0
 	chk_num notify-refused "$(grep -c '^expected-failure NOTIFY PATH_MIG errno=22 ' $o)" 1
@@ -411,7 +426,7 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	# to take LAPs), sent again after the CM timeout, answered; then the
 	# LAP goes and is loaded on both sides. One lost MAD disables nothing.
 	# shellcheck disable=SC2086
-	lapconn lap-silent 7506 1 "ctl cmd=drop+class=0x07+to=$BP+count=1" "$ALT" "$ALT_RET" 'set-path id=cli' \
+	lapconn lap-silent 7506 1 "ctl cmd=drop+class=0x07+to=$BP+count=1" "$ALT" "$ALT_RET" 'set-alt-path id=cli' \
 		'wait ALT_PATH_LOADED id=cli timeout=120000' 'wait ALT_PATH_LOADED id=conn'
 	rc=$?
 	c=/tmp/sfp-lap-silent.cap o=/tmp/sfp-lap-silent.out
@@ -425,6 +440,20 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	[ "${2:-0}" != 0 ] || _bad="$_bad the LAP after the probe is not the connection's"
 	chk apr-status "$(aprst $c)" 0
 	chk_end pathset:lap-lost-retried-loaded $o $c
+	# The listener opts in after rdma_listen(): the connection request
+	# that arrives later takes the listener's setting then (issue 23), so
+	# b1's connection takes the LAP and gets ALT_PATH_LOADED (a copy
+	# made at rdma_listen() would refuse it: APR Unsupported).
+	# shellcheck disable=SC2086
+	lapconn lap-listener-after 7507 after "$ALT" "$ALT_RET" 'set-alt-path id=cli' \
+		'wait ALT_PATH_LOADED id=cli' 'wait ALT_PATH_LOADED id=conn'
+	rc=$?
+	c=/tmp/sfp-lap-listener-after.cap o=/tmp/sfp-lap-listener-after.out
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	chk apr-status "$(aprst $c)" 0
+	chk_num loaded-both "$(grep -c 'event\.num=0x1000$' $o)" 2
+	chk_end pathset:lap-listener-opts-in-after-listen $o $c
 else
 	t_skip $T:pathset:lap "one router only between $A and $B"
 fi
@@ -482,35 +511,46 @@ else
 	t_fail $T:pathset:classic-single "simfab-cm failed: $(tail -n 1 /tmp/sfp-classic.out.err)"
 fi
 
-# ---- the capabilities file -----------------------------------------------------------
+# ---- the capabilities: RDMA_USER_CM_QUERY_IBR_CAPS ----------------------------------
+# On an id bound to a1 (IB): the parser's twelve forms with their roles
+# (GMP 1, forward 2, return 4, return of a reversed record 8), 16 records
+# of 72 bytes, and every capability (path sets, alternate at connect, LAP,
+# APM events, remote SA: 0x1f); librdmacm's path_set.c takes the answer.
+# The sampled blobs below are judged from these forms.
+timeout 60 "$CM" 'id q ps=ib' "bind gid=$(port_gid $AP)" 'query-caps' >$CAPS 2>$CAPS.err
+rc=$?
+# caps_roles FLAGS: the roles the query gives the form, or nothing
+caps_roles() {
+	sed -n "s/^caps\.form\[[0-9]*\]=$(printf '0x%02x' "$1") roles=//p" $CAPS
+}
 chk_begin
-if [ ! -r $CAPS ]; then
-	_bad="no $CAPS"
-else
-	chk forms "$(sed -n 's/^form \(0x[0-9a-f]*\) .*/\1/p' $CAPS | sort | tr '\n' ' ')" \
-		"0x03 0x05 0x0a 0x0b 0x0c 0x0d 0x12 0x14 0x2a 0x2b 0x2c 0x2d "
-	chk max-records "$(sed -n 's/^max_records //p' $CAPS)" 16
-	chk max-bytes "$(sed -n 's/^max_bytes //p' $CAPS)" 1152
-	chk classic "$(grep '^form 0x2b ' $CAPS)" "form 0x2b GMP|PRIMARY|BIDIRECTIONAL gmp forward return(subnet-local)"
-	chk return "$(grep '^form 0x12 ' $CAPS)" "form 0x12 PRIMARY|INBOUND return"
-	chk features "$(grep -E '^(alternate|lap|apm_events|remote_sa) ' $CAPS | tr '\n' ' ')" "alternate 1 lap 1 apm_events 1 remote_sa 1 "
-fi
-chk_end pathset:caps-file $CAPS
+[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $CAPS.err)"
+chk version "$(out $CAPS caps.version)/$(out $CAPS caps.length)" 1/152
+chk forms "$(sed -n 's/^caps\.form\[[0-9]*\]=\(0x[0-9a-f]*\) .*/\1/p' $CAPS | sort | tr '\n' ' ')" \
+	"0x03 0x05 0x0a 0x0b 0x0c 0x0d 0x12 0x14 0x2a 0x2b 0x2c 0x2d "
+chk_num max-records "$(out $CAPS caps.max_records)" 16
+chk_num max-bytes "$(out $CAPS caps.max_bytes)" 1152
+chk classic-first "$(out $CAPS 'caps.form[0]')" "0x2b roles=0xb"
+chk return "$(caps_roles 0x12)" 0x4
+chk alt-bidir "$(caps_roles 0x2d)" 0xb
+chk_num caps "$(out $CAPS caps.caps)" 0x1f
+chk lib "$(out $CAPS caps.lib.present)/$(out $CAPS caps.lib.flags)/$(out $CAPS caps.lib.num_forms)" 1/0x1f/12
+chk_end pathset:caps-query $CAPS
 
 # ---- sampled blobs on fresh ids ------------------------------------------------------
 # expect FLAGS LOCAL [SECOND]: 0 if the kernel must take the blob, from the
-# caps file's forms and the rules: a blob of one record is taken when its
+# query's forms and the rules: a blob of one record is taken when its
 # form is a primary one giving gmp and forward, and a return unless the
 # path is routed (a reversed return counts only on one subnet); with a
 # routed PRIMARY|INBOUND record after it, gmp and forward suffice.
 expect() {
-	_l=$(grep "^form $(printf '0x%02x' "$1") " $CAPS)
-	case $_l in *"|PRIMARY"*|*" PRIMARY|"*) ;; *) return 1 ;; esac
-	case $_l in *" gmp forward"*) ;; *) return 1 ;; esac
+	_r=$(caps_roles "$1")
+	[ -n "$_r" ] || return 1
+	[ $(($1 & 6)) -eq 2 ] || return 1
+	[ $((_r & 3)) -eq 3 ] || return 1
 	[ -z "${3:-}" ] || return 0
 	[ "$2" = 0 ] && return 0		# routed: no return needed
-	case $_l in *" return"*) return 0 ;; esac
-	return 1
+	[ $((_r & 12)) -ne 0 ]
 }
 set --
 n=0
