@@ -35,7 +35,7 @@ deps:
 
 # The test command (README, .ci/run): every tier, one totals line at the end.
 check: deps modules simfab tools librdmacm
-	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-intree
+	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-stock
 
 check-lint:
 	tests/run lint
@@ -63,7 +63,7 @@ check-pkg: deps
 	tests/run pkg
 
 check-vm: deps modules simfab tools librdmacm
-	tests/run vm-rxe vm-simfab vm-lockdown vm-intree
+	tests/run vm-rxe vm-simfab vm-lockdown vm-stock
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.

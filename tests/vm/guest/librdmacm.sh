@@ -8,7 +8,7 @@
 # over Soft-RoCE through the loaded CM stack with it. rdma_path_caps, the
 # series' example, reports the capabilities the kernel's query answers and
 # makes the new APM calls on a connected id. It runs on the overlay (vm-rxe)
-# and on the in-tree stack (vm-intree: intree-librdmacm.sh runs this file),
+# and on the in-tree stack (vm-stock: stock-librdmacm.sh runs this file),
 # each with its documented answers.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
