@@ -790,7 +790,9 @@ rmmod rdma_ucm rdma_cm ib_remote_sa 2>/dev/null
 
 # Cached answers whose completions are still queued when the device goes
 # away: block_ms keeps the worker pool of the CPU they were queued on
-# busy, so that simfab's removal comes first. The port's close cancels
+# busy, so that simfab's removal comes first (10 s: with 3 s a loaded
+# host's TCG guest once reached the rmmod after the block had ended and
+# every answer had completed). The port's close cancels
 # them (each completes once, with -EINTR) and drains its workqueue
 # before the port is freed: no oops or WARN, no query left behind
 # (kmalloc-1k, where a query lives, back to where it was once simfab is
@@ -807,7 +809,7 @@ if sf_load_topo "$TOPOFILE" rdma_ucm; then
 	slab0=$(k1k) h0=$(cnt $AP cache_hits)
 	m0=$(dmesg_mark)
 	modprobe simfab_rsa_test "dev=$(dev_of $AP)" port=1 "target=$(port_gid $BP)" \
-		timeout_ms=4000 retries=0 count=$NQ wait=0 atomic=1 block_ms=3000
+		timeout_ms=4000 retries=0 count=$NQ wait=0 atomic=1 block_ms=10000
 	hits=$(($(cnt $AP cache_hits) - h0))
 	rmmod simfab
 	rc=$?
