@@ -2011,6 +2011,41 @@ static int t_pas_apm_events(void)
  * the events. (A peer that rejects or never answers a LAP: simfab-pathset
  * through rdma_ucm.)
  */
+/*
+ * cma-lap*: the APM calls looked up, and the connection of cma-apm (a
+ * path set with an alternate) with the active id taking the APM events.
+ * Non-zero: not connected (the result says why).
+ */
+static int t_cma_lap_connect(void)
+{
+	int ret;
+
+	t_apm_events = __symbol_get("rdma_set_apm_events");
+	t_cma_lap = __symbol_get("rdma_load_ib_alt_path");
+	ret = t_setup(false);
+	if (!t_apm_events || !t_cma_lap) {
+		t_result(false, "api", "rdma_cm has no rdma_set_apm_events/rdma_load_ib_alt_path");
+		return -ENOENT;
+	}
+	t_act_apm = true;
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, true);
+	t_act_apm = false;
+	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
+	return ret;
+}
+
+static void t_cma_lap_end(void)
+{
+	t_teardown();
+	if (t_apm_events)
+		__symbol_put("rdma_set_apm_events");
+	if (t_cma_lap)
+		__symbol_put("rdma_load_ib_alt_path");
+	t_apm_events = NULL;
+	t_cma_lap = NULL;
+}
+
 /* cma-lap: the mark of the LAP's return record (Preference, any value) */
 #define T_LAP_IN_MARK	0x5a
 
@@ -2019,19 +2054,7 @@ static void t_case_cma_lap(void)
 	struct sa_path_rec lap_in, *rt_in;
 	int ret, i;
 
-	t_apm_events = __symbol_get("rdma_set_apm_events");
-	t_cma_lap = __symbol_get("rdma_load_ib_alt_path");
-	ret = t_setup(false);
-	if (!t_apm_events || !t_cma_lap) {
-		t_result(false, "api", "rdma_cm has no rdma_set_apm_events/rdma_load_ib_alt_path");
-		goto out;
-	}
-	t_act_apm = true;
-	if (!ret)
-		ret = t_cma_connect(&t_act, &t_pas, true);
-	t_act_apm = false;
-	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
-	if (ret)
+	if (t_cma_lap_connect())
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
 	t_traffic("before-pas-to-act", &t_pas, &t_act);
@@ -2109,13 +2132,7 @@ static void t_case_cma_lap(void)
 		 "no DREQ reached the passive side after migrating back");
 	t_ctl(restore_alt_ctl);
 out:
-	t_teardown();
-	if (t_apm_events)
-		__symbol_put("rdma_set_apm_events");
-	if (t_cma_lap)
-		__symbol_put("rdma_load_ib_alt_path");
-	t_apm_events = NULL;
-	t_cma_lap = NULL;
+	t_cma_lap_end();
 }
 
 /*
@@ -2164,19 +2181,7 @@ static void t_case_cma_lap_unloadable(void)
 	u32 qp_before, cm_after, rt_before, rt_after;
 	int ret;
 
-	t_apm_events = __symbol_get("rdma_set_apm_events");
-	t_cma_lap = __symbol_get("rdma_load_ib_alt_path");
-	ret = t_setup(false);
-	if (!t_apm_events || !t_cma_lap) {
-		t_result(false, "api", "rdma_cm has no rdma_set_apm_events/rdma_load_ib_alt_path");
-		goto out;
-	}
-	t_act_apm = true;
-	if (!ret)
-		ret = t_cma_connect(&t_act, &t_pas, true);
-	t_act_apm = false;
-	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
-	if (ret)
+	if (t_cma_lap_connect())
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
 	/*
@@ -2209,13 +2214,7 @@ static void t_case_cma_lap_unloadable(void)
 	rdma_disconnect(t_act.id);
 	t_act.established = false;
 out:
-	t_teardown();
-	if (t_apm_events)
-		__symbol_put("rdma_set_apm_events");
-	if (t_cma_lap)
-		__symbol_put("rdma_load_ib_alt_path");
-	t_apm_events = NULL;
-	t_cma_lap = NULL;
+	t_cma_lap_end();
 }
 
 /*
