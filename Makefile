@@ -127,20 +127,27 @@ series-export:
 series-check:
 	scripts/series-tree check $(SERIES_OPT) $(if $(KVER),-k $(KVER))
 
-# Install from this checkout through DKMS (the packages do the same).
+# Install from this checkout through DKMS as the packages do: the DKMS
+# source, ib-routed's autoinstall (/usr/lib/ib-routed/dkms-kernel; dkms.conf
+# says why not dkms's) and its kernel hooks, then a build for KVER (default:
+# the running kernel). A kernel it cannot build is skipped with the reason.
 DKMS_SRC := /usr/src/ib-routed-$(VERSION)
 DKMS_FORCE := /usr/share/dkms/modules_to_force_install/ib-routed
+DKMS_DRIVER := /usr/lib/ib-routed/dkms-kernel
+KERNEL_HOOKS := $(foreach h,postinst header_postinst postrm,/etc/kernel/$(h).d/ib-routed)
 
 dkms-install: deps
 	scripts/dkms-source $(DKMS_SRC) $(VERSION)
-	mkdir -p $(dir $(DKMS_FORCE))
+	mkdir -p $(dir $(DKMS_FORCE)) $(dir $(DKMS_DRIVER))
 	echo ib-routed > $(DKMS_FORCE)
-	dkms add -m ib-routed -v $(VERSION)
-	dkms install -m ib-routed -v $(VERSION) $(if $(KVER),-k $(KVER))
+	sed 's/#MODULE_VERSION#/$(VERSION)/' scripts/dkms-kernel > $(DKMS_DRIVER)
+	chmod 0755 $(DKMS_DRIVER)
+	for h in $(KERNEL_HOOKS); do install -D -m 0755 scripts/kernel-hook $$h; done
+	$(DKMS_DRIVER) install $(or $(KVER),$(shell uname -r))
 
 dkms-uninstall:
-	-dkms remove -m ib-routed -v $(VERSION) --all
-	rm -rf $(DKMS_SRC) $(DKMS_FORCE)
+	-$(DKMS_DRIVER) remove
+	rm -rf $(DKMS_SRC) $(DKMS_FORCE) $(DKMS_DRIVER) $(KERNEL_HOOKS)
 
 clean:
 	rm -rf build
