@@ -128,12 +128,12 @@ series-check:
 	scripts/series-tree check $(SERIES_OPT) $(if $(KVER),-k $(KVER))
 
 # Install from this checkout through DKMS as the packages do: the DKMS
-# source, ib-routed's autoinstall (/usr/lib/ib-routed/dkms-kernel; dkms.conf
+# source, ib-routed's autoinstall (/usr/libexec/ib-routed/dkms-kernel; dkms.conf
 # says why not dkms's) and its kernel hooks, then a build for KVER (default:
 # the running kernel). A kernel it cannot build is skipped with the reason.
 DKMS_SRC := /usr/src/ib-routed-$(VERSION)
 DKMS_FORCE := /usr/share/dkms/modules_to_force_install/ib-routed
-DKMS_DRIVER := /usr/lib/ib-routed/dkms-kernel
+DKMS_DRIVER := /usr/libexec/ib-routed/dkms-kernel
 KERNEL_HOOKS := $(foreach h,postinst header_postinst postrm,/etc/kernel/$(h).d/ib-routed)
 
 dkms-install: deps
