@@ -2481,6 +2481,9 @@ static void t_case_cma_altroute_late(void)
 			rt->path_rec[1].dgid.raw,
 			be16_to_cpu(rt->path_rec[1].pkey));
 	}
+	/* a QP loaded with an alternate is ARMED once traffic has synced (IBA 17.2.8) */
+	t_traffic("late-act-to-pas", &t_act, &t_pas);
+	t_traffic("late-pas-to-act", &t_pas, &t_act);
 	t_dump("late", &t_act);
 	t_dump("late", &t_pas);
 	if (opt_in) {
@@ -2502,8 +2505,6 @@ static void t_case_cma_altroute_late(void)
 			 t_mig_state(&t_pas) != IB_MIG_ARMED, "primary-alone",
 			 "an id that takes no APM events got an alternate after the REQ");
 	}
-	t_traffic("late-act-to-pas", &t_act, &t_pas);
-	t_traffic("late-pas-to-act", &t_pas, &t_act);
 out:
 	t_teardown();
 	t_altroute_put();
