@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -111,6 +111,9 @@ MODULE_PARM_DESC(opt_in, "cma-altroute*: the active id takes the APM events (rdm
 static int route_ms = 5000;
 module_param(route_ms, int, 0444);
 MODULE_PARM_DESC(route_ms, "cma-altroute*: rdma_resolve_route() timeout in ms");
+static int connect_delay_ms;
+module_param(connect_delay_ms, int, 0444);
+MODULE_PARM_DESC(connect_delay_ms, "cma-altroute*: wait this long after ROUTE_RESOLVED before rdma_connect() (the alternate's discovery, which ROUTE_RESOLVED does not wait for, ends meanwhile and goes into the REQ)");
 static int destroy_ms = 3000;
 module_param(destroy_ms, int, 0444);
 MODULE_PARM_DESC(destroy_ms, "cma-altroute-destroy: destroy the id this long after rdma_resolve_route(), ms");
@@ -678,7 +681,9 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 static int t_cma_set_paths(struct t_side *a, struct t_side *p);
-/* t_cma_connect(): called with the active id's route resolved */
+/* t_cma_connect(): how long rdma_resolve_route() took, ms */
+static s64 t_route_ms = -1;
+/* t_cma_connect(): called once rdma_connect() has sent the REQ */
 static void (*t_route_hook)(struct t_side *a);
 
 /*
@@ -741,6 +746,7 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 		 * rpcrdma stops waiting for ROUTE_RESOLVED after its own.
 		 */
 		ms = ktime_ms_delta(ktime_get(), t0);
+		t_route_ms = ms;
 		pr_info("# %s route-time ms=%lld timeout=%d ret=%d\n", t_case, ms,
 			route_ms, ret);
 		t_result(ms < route_ms, "route-within-timeout",
@@ -748,8 +754,8 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 	}
 	if (ret)
 		return ret;
-	if (t_route_hook)
-		t_route_hook(a);
+	if (!set_paths && connect_delay_ms)
+		msleep(connect_delay_ms);
 	t_qp_init_attr(a, &qa);
 	ret = rdma_create_qp(a->id, a->pd, &qa);
 	if (ret)
@@ -758,6 +764,9 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 	t_post_recvs(a);
 	rdma_set_ack_timeout(a->id, ack_timeout);
 	ret = rdma_connect(a->id, &cp);
+	/* the route as the REQ has it */
+	if (!ret && t_route_hook)
+		t_route_hook(a);
 	if (!ret)
 		ret = t_wait_step(a);
 	if (!ret)
@@ -2340,7 +2349,8 @@ out:
 }
 
 /*
- * cma-altroute-destroy: rdma_resolve_route(), then rdma_destroy_id()
+ * cma-altroute-destroy: rdma_resolve_route(), ROUTE_RESOLVED at once
+ * (route-resolved-first: well within the timeout), then rdma_destroy_id()
  * destroy_ms later, while the alternate's discovery is held up (the
  * guest test makes a remote service silent); the destroy must not wait
  * for the discovery's timeouts. The guest test checks what is left.
@@ -2349,6 +2359,7 @@ static void t_case_cma_altroute_destroy(void)
 {
 	struct sockaddr_ib src, dst;
 	ktime_t t0;
+	s64 ms;
 	int ret = t_setup(false);
 
 	if (!t_altroute_get())
@@ -2372,21 +2383,128 @@ static void t_case_cma_altroute_destroy(void)
 					(struct sockaddr *)&dst, 5000);
 	if (!ret)
 		ret = t_wait_step(&t_act);
+	t0 = ktime_get();
 	if (!ret)
 		ret = rdma_resolve_route(t_act.id, route_ms);
 	t_result(!ret, "resolve-route", "rdma_resolve_route() refused");
 	if (ret)
 		goto out;
+	/* ROUTE_RESOLVED does not wait for the discovery */
+	ret = t_wait_step(&t_act);
+	ms = ktime_ms_delta(ktime_get(), t0);
+	pr_info("# %s route_resolved=%d route_ms=%lld\n", t_case, ret, ms);
+	t_result(!ret && ms < route_ms / 4, "route-resolved-first",
+		 "ROUTE_RESOLVED waited for the alternate's discovery");
 	msleep(destroy_ms);
-	/* ROUTE_RESOLVED (or ERROR) would have completed the step */
-	ret = try_wait_for_completion(&t_act.step);
-	pr_info("# %s event_before_destroy=%d\n", t_case, ret);
-	t_result(!ret, "in-flight", "the route was resolved before the destroy");
 	t0 = ktime_get();
 	rdma_destroy_id(t_act.id);
 	t_act.id = NULL;
 	pr_info("# %s destroy_ms=%lld\n", t_case,
 		ktime_ms_delta(ktime_get(), t0));
+out:
+	t_teardown();
+	t_altroute_put();
+}
+
+/*
+ * cma-altroute-late: rdma_resolve_route() of an id that takes no APM
+ * events (alt_path=1: no discovery, the primary alone), timed; then the
+ * connection of cma-altroute-route, its id taking the APM events when
+ * opt_in, while the alternate's discovery is held up (the guest test
+ * delays the alternate ports' queries): ROUTE_RESOLVED comes in about
+ * the primary's time ("# CASE route-times"), the REQ has the primary
+ * alone, and the alternate comes by LAP after ESTABLISHED: the
+ * ALT_PATH_LOADED event, both QPs armed, the route's record 1
+ * ("late-route"). Without opt_in (alt_path=2) none of that comes.
+ */
+static s64 t_route_alone_ms(void)
+{
+	struct sockaddr_ib src, dst;
+	struct rdma_cm_id *id;
+	ktime_t t0;
+	int ret;
+
+	id = rdma_create_id(&init_net, t_cma_handler, &t_act, RDMA_PS_IB,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	t_sib(&src, &t_act.gid, 0);
+	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, 5000);
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	t0 = ktime_get();
+	if (!ret)
+		ret = rdma_resolve_route(id, route_ms);
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	rdma_destroy_id(id);
+	return ret ? ret : ktime_ms_delta(ktime_get(), t0);
+}
+
+static void t_case_cma_altroute_late(void)
+{
+	struct rdma_route *rt;
+	s64 alone_ms = -1;
+	int ret = t_setup(false), step;
+
+	if (!t_altroute_get())
+		goto out;
+	if (!ret) {
+		alone_ms = t_route_alone_ms();
+		ret = alone_ms < 0 ? alone_ms : 0;
+	}
+	if (!ret)
+		ret = t_cma_connect(&t_act, &t_pas, false);
+	pr_info("# %s route-times primary_alone_ms=%lld with_discovery_ms=%lld\n",
+		t_case, alone_ms, t_route_ms);
+	t_result(!ret, "connect", "rdma_cm connection not established");
+	if (ret)
+		goto out;
+	rt = &t_act.id->route;
+	t_result(rt->num_pri_alt_paths == 1, "req-primary-alone",
+		 "the REQ had an alternate: the discovery was not held up");
+	t_dump("conn", &t_act);
+	/* ALT_PATH_LOADED or ALT_PATH_ERROR, or nothing within wait_ms */
+	step = t_wait_step(&t_act);
+	pr_info("# %s late step=%d loaded=%d alt_err=%d status=%d\n", t_case,
+		step, atomic_read(&t_act.cma_loaded),
+		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status);
+	pr_info("# %s late-route n=%d\n", t_case, rt->num_pri_alt_paths);
+	if (rt->num_pri_alt_paths == 2) {
+		t_print_path("late-alt", &rt->path_rec[1]);
+		pr_info("# %s late-alt-gids sgid=%pI6 dgid=%pI6 pkey=0x%04x\n",
+			t_case, rt->path_rec[1].sgid.raw,
+			rt->path_rec[1].dgid.raw,
+			be16_to_cpu(rt->path_rec[1].pkey));
+	}
+	/* a QP loaded with an alternate is ARMED once traffic has synced (IBA 17.2.8) */
+	t_traffic("late-act-to-pas", &t_act, &t_pas);
+	t_traffic("late-pas-to-act", &t_pas, &t_act);
+	t_dump("late", &t_act);
+	t_dump("late", &t_pas);
+	if (opt_in) {
+		t_result(!step && atomic_read(&t_act.cma_loaded) == 1,
+			 "alt-path-loaded",
+			 "want RDMA_CM_EVENT_ALT_PATH_LOADED for the alternate found after the REQ");
+		t_result(rt->num_pri_alt_paths == 2, "route-has-alternate",
+			 "the loaded alternate is not the route's record 1");
+		t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+			 t_mig_state(&t_pas) == IB_MIG_ARMED, "armed",
+			 "want both QPs ARMED with the alternate");
+	} else {
+		t_result(step == -ETIMEDOUT &&
+			 !atomic_read(&t_act.cma_loaded) &&
+			 !atomic_read(&t_act.cma_alt_error), "no-apm-event",
+			 "an id that takes no APM events heard of an alternate");
+		t_result(rt->num_pri_alt_paths == 1 &&
+			 t_mig_state(&t_act) != IB_MIG_ARMED &&
+			 t_mig_state(&t_pas) != IB_MIG_ARMED, "primary-alone",
+			 "an id that takes no APM events got an alternate after the REQ");
+	}
 out:
 	t_teardown();
 	t_altroute_put();
@@ -3047,6 +3165,8 @@ static int __init t_init(void)
 			t_case_cma_altroute_route();
 		else if (!strcmp(c, "cma-altroute-destroy"))
 			t_case_cma_altroute_destroy();
+		else if (!strcmp(c, "cma-altroute-late"))
+			t_case_cma_altroute_late();
 		else if (!strcmp(c, "ibcm"))
 			t_case_ibcm();
 		else if (!strcmp(c, "lap"))

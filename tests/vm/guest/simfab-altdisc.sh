@@ -30,6 +30,8 @@
 #       the paired return record; with the unpaired one (B's SA's own
 #       router) the alternate's packets are dropped (IBA 9.6.1.5).
 # sa:   B's NodeRecords as saquery NR reads them.
+# no-worker-waits-for-a-mad: while the discovery waits on a silent
+#       service, no thread's stack is in it (callback-driven).
 # malformed: NodePorts requests crafted with ib-remote-sa-query, each
 #       refused with its status and counter.
 #
@@ -499,6 +501,28 @@ if has_mod simfab_rc_test; then
 else
 	t_skip "$T:rc" "simfab_rc_test.ko not in the image (tests/simfab/build)"
 fi
+
+# ---- no worker waits for a MAD (issue 22 item 4) ---------------------------------
+# b3/2's service silent: the discovery's return queries to it (the first
+# two pairs) time out, 3 s a try, two tries each. 2 s in, the kernel's
+# stacks: the test module's load waits for the callback (a stack with
+# [simfab_rsa_test] in it: stacks can be read), and no thread sleeps in
+# ib_remote_sa's discovery (rsa_alt_*): each query's completion queues
+# the work item that sends the next one.
+echo "drop class=0x0d to=b3/2" >$D/ctl
+alt silent-wait a3/1 b3/1 &
+apid=$!
+sleep 2
+control=$(grep -l '\[simfab_rsa_test\]' /proc/[0-9]*/stack 2>/dev/null | wc -l)
+waiting=$(grep -l 'rsa_alt_' /proc/[0-9]*/stack 2>/dev/null | wc -l)
+grep -H 'rsa_alt_' /proc/[0-9]*/stack 2>/dev/null >/tmp/alt-silent-wait.stacks
+wait $apid
+echo nofault >$D/ctl
+chk_begin
+[ "$control" -ge 1 ] || _bad="$_bad no-stack-shows-the-test-module"
+chk_num threads-in-discovery "$waiting" 0
+[ -n "$(af silent-wait status)" ] || _bad="$_bad no-callback"
+chk_end alt:no-worker-waits-for-a-mad /tmp/alt-silent-wait.stacks /tmp/alt-silent-wait.out
 
 # ---- cancel ----------------------------------------------------------------------
 # The NodePorts Get is held at b3/1 for 1.5 s, so the discovery is surely
