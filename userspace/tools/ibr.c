@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Shared helpers of ib-routed-verify and ib-routed-info (see ibr.h). */
+#define _GNU_SOURCE /* strverscmp */
 #include "ibr.h"
 
 #include <ctype.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <json-c/printbuf.h>
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -551,34 +554,16 @@ void ibr_moddep_free(struct ibr_moddep *d)
 
 /* ---- the installation ---------------------------------------------------------- */
 
-int ibr_vercmp(const char *a, const char *b)
+static int cmp_versions(const void *a, const void *b)
 {
-	while (*a || *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			unsigned long x = strtoul(a, (char **)&a, 10);
-			unsigned long y = strtoul(b, (char **)&b, 10);
-
-			if (x != y)
-				return x < y ? -1 : 1;
-		} else {
-			if (*a != *b)
-				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-			a++;
-			b++;
-		}
-	}
-	return 0;
+	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void sort_versions(struct ibr_list *l)
+/* glibc's strverscmp orders "0.10.0" after "0.9.1", as sort -V does. */
+void ibr_sort_versions(struct ibr_list *l)
 {
-	for (size_t i = 1; i < l->n; i++)
-		for (size_t j = i; j > 0 && ibr_vercmp(l->v[j - 1], l->v[j]) > 0; j--) {
-			char *t = l->v[j];
-
-			l->v[j] = l->v[j - 1];
-			l->v[j - 1] = t;
-		}
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_versions);
 }
 
 void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out)
@@ -602,7 +587,7 @@ void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out)
 		closedir(dir);
 	}
 	free(p);
-	sort_versions(out);
+	ibr_sort_versions(out);
 }
 
 char *ibr_dkms_installed_version(const struct ibr_sys *sys)
@@ -654,7 +639,7 @@ char *ibr_source_tree(const struct ibr_sys *sys)
 			ibr_list_add(&found, e->d_name + pl + 1);
 	}
 	closedir(dir);
-	sort_versions(&found);
+	ibr_sort_versions(&found);
 	rel = found.n ? ibr_fmt("/usr/src/%s-%s", IBR_PACKAGE, found.v[found.n - 1]) : NULL;
 	ibr_list_free(&found);
 	return rel;
@@ -785,24 +770,89 @@ int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, 
 
 /* ---- output ------------------------------------------------------------------------ */
 
-void ibr_json_str(FILE *f, const char *s)
+/*
+ * json-c writes a string's bytes through unchanged (only '"', '\\' and
+ * control bytes are escaped), so text that is not UTF-8 (the kernel log,
+ * a driver's messages, a path) would make the document invalid JSON. Each
+ * invalid sequence becomes U+FFFD (as a decoder would show it); valid
+ * UTF-8 stays as it is. Returns a malloc'd copy.
+ */
+char *ibr_utf8_clean(const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			/* Control bytes and non-ASCII (kernel log text need
-			 * not be UTF-8) as \u escapes: always valid JSON. */
-			if (*p < 0x20 || *p >= 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+	char *out = xrealloc(NULL, 3 * n + 1), *o = out;
+
+	while (*p) {
+		unsigned c = p[0];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			     (c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+		size_t i;
+
+		for (i = 1; i < len && (p[i] & 0xc0) == 0x80; i++)
+			cp = (cp << 6) | (p[i] & 0x3f);
+		/* Overlong forms, surrogates and values past U+10FFFF are
+		 * invalid too (RFC 3629). */
+		if (len == 1 || (len > 1 && i == len &&
+				 !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) &&
+				 !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+				 !(cp >= 0xd800 && cp <= 0xdfff))) {
+			memcpy(o, p, len);
+			o += len;
+			p += len;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p += i > 1 ? i : 1;
 		}
 	}
-	fputc('"', f);
+	*o = '\0';
+	return out;
+}
+
+struct json_object *ibr_json_string(const char *s)
+{
+	char *c;
+	struct json_object *o;
+
+	if (!s)
+		return NULL;
+	c = ibr_utf8_clean(s);
+	o = json_object_new_string(c);
+	free(c);
+	return o;
+}
+
+/* {"key": value, ...} on one line, whatever the document's flags. */
+static int one_line(struct json_object *jso, struct printbuf *pb, int level, int flags)
+{
+	int first = 1;
+
+	(void)level;
+	flags &= ~(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_PRETTY_TAB);
+	printbuf_strappend(pb, "{");
+	json_object_object_foreach(jso, key, val) {
+		struct json_object *k = json_object_new_string(key);
+
+		if (!first)
+			printbuf_strappend(pb, ", ");
+		first = 0;
+		sprintbuf(pb, "%s: %s", json_object_to_json_string_ext(k, flags),
+			  val ? json_object_to_json_string_ext(val, flags) : "null");
+		json_object_put(k);
+	}
+	return printbuf_strappend(pb, "}");
+}
+
+void ibr_json_one_line(struct json_object *o)
+{
+	json_object_set_serializer(o, one_line, NULL, NULL);
+}
+
+void ibr_json_print(FILE *f, struct json_object *o)
+{
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	fputc('\n', f);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <json-c/json.h>
+
 #ifndef IBR_VERSION
 #define IBR_VERSION "unknown"
 #endif
@@ -113,8 +115,8 @@ char *ibr_source_tree(const struct ibr_sys *sys);
  * supported gets every listed series. */
 int ibr_series_modules(const char *tree, const char *series, struct ibr_list *mods,
 		       struct ibr_list *supported);
-/* Version compare for sorting ("0.10.0" > "0.9.1"). */
-int ibr_vercmp(const char *a, const char *b);
+/* Sort versions in place, oldest first ("0.9.1" before "0.10.0"). */
+void ibr_sort_versions(struct ibr_list *l);
 
 /* ---- kernel log ---------------------------------------------------------------- */
 /* Lines of the kernel log: ROOT/dev/kmsg (non-blocking, records) or, as a
@@ -135,7 +137,15 @@ typedef void (*ibr_cpio_entry)(void *ctx, const char *name, const unsigned char 
 int ibr_initramfs_walk(const char *path, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
 		       char *why, size_t whylen);
 
-/* ---- output ------------------------------------------------------------------------ */
-void ibr_json_str(FILE *f, const char *s);
+/* ---- output: JSON through json-c ------------------------------------------------ */
+/* s with every invalid UTF-8 sequence replaced by U+FFFD; malloc'd. */
+char *ibr_utf8_clean(const char *s);
+/* A json-c string of s (made valid UTF-8), NULL (JSON null) when s is. */
+struct json_object *ibr_json_string(const char *s);
+/* Serialize o on one line even inside a pretty-printed document: one
+ * verify check per line, so that a shell without jq can grep it. */
+void ibr_json_one_line(struct json_object *o);
+/* o pretty-printed (two-space indent, no escaped slashes), newline. */
+void ibr_json_print(FILE *f, struct json_object *o);
 
 #endif

@@ -50,12 +50,31 @@ static void self_tests(void)
 	check("unit-tools-modname-compressed", strcmp(m, "nvme_rdma") == 0, m);
 	ibr_modname("updates/dkms/ib_cm.ko", m, sizeof(m));
 	check("unit-tools-modname-plain", strcmp(m, "ib_cm") == 0, m);
-	check("unit-tools-vercmp", ibr_vercmp("0.10.0", "0.9.1") > 0 && ibr_vercmp("1.0", "1.0") == 0 &&
-	      ibr_vercmp("0.1.0", "0.1.1") < 0, "version order wrong");
-	f = fmemopen(buf, sizeof(buf), "w");
-	ibr_json_str(f, "a\"b\\c\n\x01\xc3");
-	fclose(f);
-	check("unit-tools-json-escape", strcmp(buf, "\"a\\\"b\\\\c\\n\\u0001\\u00c3\"") == 0, buf);
+	{
+		struct ibr_list l = { 0 };
+
+		ibr_list_add_words(&l, "0.10.0 0.9.1 1.0 0.1.1 0.1.0");
+		ibr_sort_versions(&l);
+		check("unit-tools-version-sort", l.n == 5 && !strcmp(l.v[0], "0.1.0") && !strcmp(l.v[1], "0.1.1") &&
+		      !strcmp(l.v[2], "0.9.1") && !strcmp(l.v[3], "0.10.0") && !strcmp(l.v[4], "1.0"),
+		      "version order wrong");
+		ibr_list_free(&l);
+	}
+	{
+		/* Escapes as JSON needs them; valid UTF-8 (\u00e9 and a
+		 * 4-byte U+1F600) kept as it is; a lone lead byte, a stray
+		 * continuation byte and an overlong '/' (one sequence) each become
+		 * one U+FFFD. */
+		struct json_object *o = ibr_json_string("a\"b\\c/\n\x01 caf\xc3\xa9 \xf0\x9f\x98\x80 \xc3 \x80 \xc0\xaf.");
+
+		f = fmemopen(buf, sizeof(buf), "w");
+		ibr_json_print(f, o);
+		fclose(f);
+		json_object_put(o);
+		check("unit-tools-json-escape",
+		      strcmp(buf, "\"a\\\"b\\\\c/\\n\\u0001 caf\xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd \xef\xbf\xbd.\"\n") == 0,
+		      buf);
+	}
 	ibr_modinfo_parse(junk, sizeof(junk) - 1, &mi);
 	check("unit-tools-modinfo-not-elf", mi.status == IBR_MI_BAD && mi.is_signed,
 	      "a non-ELF file with the trailer should be BAD and signed");
