@@ -391,7 +391,7 @@ static void check_module_files(struct verify *v)
 	char *stamp = NULL;
 
 	if (!v->dep_ok) {
-		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep.bin: run depmod %s", v->sys.kver, v->sys.kver);
 		return;
 	}
 	for (size_t i = 0; i < v->mods.n; i++) {
@@ -1122,9 +1122,12 @@ static void check_klog(struct verify *v)
 	/* In-tree dependents of the CM modules. */
 	ibr_list_add_words(&cm, IBR_CM_MODULES);
 	if (!v->dep_ok) {
-		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep.bin: run depmod %s",
+		       v->sys.kver, v->sys.kver);
+	} else if (ibr_moddep_dependents(&v->dep, &cm, &deps) < 0) {
+		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.order (the kernel's list of its modules)",
+		       v->sys.kver);
 	} else {
-		ibr_moddep_dependents(&v->dep, &cm, &deps);
 		for (size_t i = 0; i < deps.n; i++) {
 			char *s = ibr_path(&v->sys, "/sys/module/%s", deps.v[i]);
 
@@ -1145,7 +1148,7 @@ static void check_klog(struct verify *v)
 			}
 		}
 		if (!deps.n) {
-			report(v, "dependents", SEV_ERROR, "modules.dep lists no in-tree module depending on %s",
+			report(v, "dependents", SEV_ERROR, "no module of modules.order depends on %s (modules.dep.bin)",
 			       IBR_CM_MODULES);
 		} else if (!have_log) {
 			report(v, "dependents", SEV_WARN, "cannot read the kernel log (%s) to see whether the %zu in-tree dependents loaded",

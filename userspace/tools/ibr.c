@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include <json-c/printbuf.h>
+#include <libkmod.h>
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -277,26 +277,37 @@ char *ibr_shell_quote(const char *s)
 	return q;
 }
 
-/* ---- module files ----------------------------------------------------------- */
+/* ---- module files, through libkmod ------------------------------------------ */
 
-static uint64_t rd(const unsigned char *p, int size)
+static void kmod_quiet(void *data, int priority, const char *file, int line, const char *fn,
+		       const char *format, va_list args)
 {
-	uint64_t v = 0;
-
-	for (int i = size - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	/* The tools report what they could not read, in their own words. */
+	(void)data; (void)priority; (void)file; (void)line; (void)fn; (void)format; (void)args;
 }
 
-static void mi_set(char **field, const char *val, size_t len)
+static struct kmod_ctx *kmod_ctx_new(const char *dirname)
+{
+	/* No configuration: lookups by module name need none, and --root
+	 * must not read the host's /etc/modprobe.d. */
+	static const char *const no_config[] = { NULL };
+	struct kmod_ctx *ctx = kmod_new(dirname, no_config);
+
+	if (!ctx) {
+		fprintf(stderr, "libkmod: cannot create a context\n");
+		exit(3);
+	}
+	kmod_set_log_fn(ctx, kmod_quiet, NULL);
+	return ctx;
+}
+
+static void mi_set(char **field, const char *val)
 {
 	free(*field);
-	*field = xrealloc(NULL, len + 1);
-	memcpy(*field, val, len);
-	(*field)[len] = '\0';
+	*field = ibr_strdup(val);
 }
 
-void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi)
+void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
 {
 	static const struct {
 		const char *key;
@@ -310,103 +321,12 @@ void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo 
 		{ "ib_routed_patches", offsetof(struct ibr_modinfo, ibr_patches) },
 		{ "ib_routed_source", offsetof(struct ibr_modinfo, ibr_source) },
 	};
-	size_t siglen = strlen(IBR_SIG_MAGIC);
-	int is64;
-	uint64_t shoff, shentsize, shnum, shstrndx, stroff, strsize;
-	const unsigned char *mod = NULL;
-	uint64_t modsize = 0;
-
-	mi->status = IBR_MI_BAD;
-	mi->is_signed = len >= siglen && memcmp(buf + len - siglen, IBR_SIG_MAGIC, siglen) == 0;
-	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0) {
-		snprintf(mi->err, sizeof(mi->err), "not an ELF file");
-		return;
-	}
-	if (buf[EI_DATA] != ELFDATA2LSB) {
-		snprintf(mi->err, sizeof(mi->err), "not a little-endian ELF file");
-		return;
-	}
-	is64 = buf[EI_CLASS] == ELFCLASS64;
-	if (!is64 && buf[EI_CLASS] != ELFCLASS32) {
-		snprintf(mi->err, sizeof(mi->err), "unknown ELF class");
-		return;
-	}
-	if (len < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
-		snprintf(mi->err, sizeof(mi->err), "truncated ELF header");
-		return;
-	}
-	if (is64) {
-		shoff = rd(buf + offsetof(Elf64_Ehdr, e_shoff), 8);
-		shentsize = rd(buf + offsetof(Elf64_Ehdr, e_shentsize), 2);
-		shnum = rd(buf + offsetof(Elf64_Ehdr, e_shnum), 2);
-		shstrndx = rd(buf + offsetof(Elf64_Ehdr, e_shstrndx), 2);
-	} else {
-		shoff = rd(buf + offsetof(Elf32_Ehdr, e_shoff), 4);
-		shentsize = rd(buf + offsetof(Elf32_Ehdr, e_shentsize), 2);
-		shnum = rd(buf + offsetof(Elf32_Ehdr, e_shnum), 2);
-		shstrndx = rd(buf + offsetof(Elf32_Ehdr, e_shstrndx), 2);
-	}
-	if (shentsize < (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) || shnum == 0 ||
-	    shstrndx >= shnum || shoff > len || shnum * shentsize > len - shoff) {
-		snprintf(mi->err, sizeof(mi->err), "bad ELF section table");
-		return;
-	}
-#define SH(i) (buf + shoff + (uint64_t)(i) * shentsize)
-#define SHF(i, f) (is64 ? rd(SH(i) + offsetof(Elf64_Shdr, f), sizeof(((Elf64_Shdr *)0)->f)) \
-			: rd(SH(i) + offsetof(Elf32_Shdr, f), sizeof(((Elf32_Shdr *)0)->f)))
-	stroff = SHF(shstrndx, sh_offset);
-	strsize = SHF(shstrndx, sh_size);
-	if (stroff > len || strsize > len - stroff) {
-		snprintf(mi->err, sizeof(mi->err), "bad ELF section name table");
-		return;
-	}
-	for (uint64_t i = 0; i < shnum; i++) {
-		uint64_t name = SHF(i, sh_name), off = SHF(i, sh_offset), size = SHF(i, sh_size);
-
-		if (name >= strsize || strnlen((const char *)buf + stroff + name, strsize - name) ==
-		    strsize - name)
-			continue;
-		if (strcmp((const char *)buf + stroff + name, ".modinfo") != 0)
-			continue;
-		if (SHF(i, sh_type) == SHT_NOBITS || off > len || size > len - off) {
-			snprintf(mi->err, sizeof(mi->err), "bad .modinfo section");
-			return;
-		}
-		mod = buf + off;
-		modsize = size;
-		break;
-	}
-#undef SHF
-#undef SH
-	if (!mod) {
-		snprintf(mi->err, sizeof(mi->err), "no .modinfo section (not a kernel module)");
-		return;
-	}
-	/* NUL-separated key=value strings, possibly padded with NULs. */
-	for (uint64_t p = 0; p < modsize;) {
-		const char *s = (const char *)mod + p;
-		size_t sl = strnlen(s, modsize - p);
-		const char *eq = memchr(s, '=', sl);
-
-		if (eq) {
-			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-				if ((size_t)(eq - s) == strlen(keys[k].key) &&
-				    memcmp(s, keys[k].key, (size_t)(eq - s)) == 0)
-					mi_set((char **)((char *)mi + keys[k].off), eq + 1,
-					       sl - (size_t)(eq - s) - 1);
-			}
-		}
-		p += sl + 1;
-	}
-	mi->status = IBR_MI_OK;
-	mi->err[0] = '\0';
-}
-
-void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
-{
-	const char *dec = decompressor(path);
-	unsigned char *buf = NULL;
-	size_t len = 0;
+	/* A context per file: libkmod keeps one module per name in a
+	 * context, and the in-tree and the overlay ib_cm share theirs. */
+	struct kmod_ctx *ctx;
+	struct kmod_module *mod = NULL;
+	struct kmod_list *info = NULL, *e;
+	int err;
 
 	memset(mi, 0, sizeof(*mi));
 	if (!ibr_exists(path)) {
@@ -414,51 +334,35 @@ void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
 		snprintf(mi->err, sizeof(mi->err), "%s does not exist", path);
 		return;
 	}
-	if (dec) {
-		/* Decompress with the distribution's tool when it is there. */
-		char *q = ibr_shell_quote(path);
-		char *cmd = ibr_fmt("%s -dc < %s 2>/dev/null", dec, q);
-		FILE *p = ibr_has_cmd(dec) ? popen(cmd, "r") : NULL;
-		size_t cap = 0, r;
-
-		free(q);
-		free(cmd);
-		if (p) {
-			do {
-				if (cap - len < 65536) {
-					cap = cap ? 2 * cap : 1 << 20;
-					buf = xrealloc(buf, cap);
-				}
-				r = fread(buf + len, 1, cap - len, p);
-				len += r;
-			} while (r > 0);
-			if (pclose(p) != 0 || len == 0) {
-				free(buf);
-				buf = NULL;
-			}
-		}
-		if (!buf) {
-			mi->status = IBR_MI_COMPRESSED;
-			snprintf(mi->err, sizeof(mi->err), "%s is compressed, cannot read it (%s -dc failed or %s is missing)",
-				 path, dec, dec);
-			return;
-		}
-	} else {
-		buf = (unsigned char *)ibr_slurp(path, &len);
-		if (!buf) {
-			mi->status = IBR_MI_BAD;
-			snprintf(mi->err, sizeof(mi->err), "cannot read %s: %s", path, strerror(errno));
-			return;
-		}
+	ctx = kmod_ctx_new(NULL);
+	err = kmod_module_new_from_path(ctx, path, &mod);
+	if (err == 0)
+		err = kmod_module_get_info(mod, &info);
+	if (err < 0) {
+		/* libkmod decompresses what it was built for (xz, zstd on
+		 * Debian); anything else, or bad data, cannot be read. */
+		mi->status = ibr_is_compressed(path) ? IBR_MI_COMPRESSED : IBR_MI_BAD;
+		snprintf(mi->err, sizeof(mi->err), "%.300s: %s (libkmod: %s)", path,
+			 mi->status == IBR_MI_COMPRESSED ? "compressed, cannot read it" :
+			 "not an ELF kernel module", strerror(-err));
+		goto out;
 	}
-	ibr_modinfo_parse(buf, len, mi);
-	if (mi->status != IBR_MI_OK) {
-		char e[sizeof(mi->err)];
+	kmod_list_foreach(e, info) {
+		const char *k = kmod_module_info_get_key(e), *val = kmod_module_info_get_value(e);
 
-		snprintf(e, sizeof(e), "%s", mi->err);
-		snprintf(mi->err, sizeof(mi->err), "%.250s: %.250s", path, e);
+		/* libkmod adds these when the signature trailer parses. */
+		if (!strcmp(k, "sig_id") || !strcmp(k, "signer"))
+			mi->is_signed = 1;
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(k, keys[i].key) && !*(char **)((char *)mi + keys[i].off))
+				mi_set((char **)((char *)mi + keys[i].off), val ? val : "");
 	}
-	free(buf);
+	mi->status = IBR_MI_OK;
+out:
+	kmod_module_info_free_list(info);
+	if (mod)
+		kmod_module_unref(mod);
+	kmod_unref(ctx);
 }
 
 void ibr_modinfo_free(struct ibr_modinfo *mi)
@@ -473,82 +377,100 @@ void ibr_modinfo_free(struct ibr_modinfo *mi)
 	memset(mi, 0, sizeof(*mi));
 }
 
-/* ---- modules.dep ------------------------------------------------------------ */
+/* ---- modules.dep, through libkmod's index --------------------------------------- */
 
 int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d)
 {
-	char *p = ibr_path(sys, "/lib/modules/%s/modules.dep", sys->kver);
-	char *txt = ibr_slurp(p, NULL), *save = NULL;
-	size_t cap = 0;
+	char *bin;
 
-	free(p);
 	memset(d, 0, sizeof(*d));
+	d->dir = ibr_path(sys, "/lib/modules/%s", sys->kver);
+	bin = ibr_fmt("%s/modules.dep.bin", d->dir);
+	if (!ibr_exists(bin)) {
+		free(bin);
+		free(d->dir);
+		d->dir = NULL;
+		return -1;
+	}
+	free(bin);
+	d->ctx = kmod_ctx_new(d->dir);
+	/* mmap the indexes once; lookups fall back to reading the files. */
+	kmod_load_resources(d->ctx);
+	return 0;
+}
+
+/* path as modules.dep writes it: relative to the module directory when it
+ * is below it, else as it is. */
+static const char *rel_path(struct ibr_moddep *d, const char *path)
+{
+	size_t dl = strlen(d->dir);
+
+	if (!path)
+		return NULL;
+	if (!strncmp(path, d->dir, dl) && path[dl] == '/')
+		path += dl + 1;
+	ibr_list_add(&d->paths, path);
+	return d->paths.v[d->paths.n - 1];
+}
+
+const char *ibr_moddep_find(struct ibr_moddep *d, const char *name)
+{
+	struct kmod_module *mod;
+	const char *p;
+
+	if (!d->ctx || kmod_module_new_from_name(d->ctx, name, &mod) < 0)
+		return NULL;
+	p = rel_path(d, kmod_module_get_path(mod));
+	kmod_module_unref(mod);
+	return p;
+}
+
+/*
+ * The kernel's own modules are the ones its build listed in modules.order
+ * (kbuild writes it, the kernel package ships it; libkmod has no way to
+ * enumerate the index); their dependencies come from the index.
+ */
+int ibr_moddep_dependents(struct ibr_moddep *d, const struct ibr_list *names, struct ibr_list *out)
+{
+	char *order = ibr_fmt("%s/modules.order", d->dir ? d->dir : "");
+	char *txt = d->ctx ? ibr_slurp(order, NULL) : NULL, *save = NULL;
+
+	free(order);
 	if (!txt)
 		return -1;
 	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
 		char nm[256];
+		struct kmod_module *mod;
+		struct kmod_list *deps, *e;
 
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if (d->n == cap) {
-			cap = cap ? 2 * cap : 256;
-			d->path = xrealloc(d->path, cap * sizeof(char *));
-			d->name = xrealloc(d->name, cap * sizeof(char *));
-			d->deps = xrealloc(d->deps, cap * sizeof(char *));
-		}
 		ibr_modname(line, nm, sizeof(nm));
-		d->path[d->n] = ibr_strdup(line);
-		d->name[d->n] = ibr_strdup(nm);
-		d->deps[d->n] = ibr_strdup(colon + 1);
-		d->n++;
+		if (ibr_list_has(names, nm) || ibr_list_has(out, nm) ||
+		    kmod_module_new_from_name(d->ctx, nm, &mod) < 0)
+			continue;
+		deps = kmod_module_get_dependencies(mod);
+		kmod_list_foreach(e, deps) {
+			struct kmod_module *dm = kmod_module_get_module(e);
+			int hit = ibr_list_has(names, kmod_module_get_name(dm));
+
+			kmod_module_unref(dm);
+			if (hit) {
+				ibr_list_add(out, nm);
+				break;
+			}
+		}
+		kmod_module_unref_list(deps);
+		kmod_module_unref(mod);
 	}
 	free(txt);
 	return 0;
 }
 
-const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name)
-{
-	for (size_t i = 0; i < d->n; i++)
-		if (strcmp(d->name[i], name) == 0)
-			return d->path[i];
-	return NULL;
-}
-
-void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
-			   struct ibr_list *out)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		char *deps, *save = NULL;
-
-		if (ibr_list_has(names, d->name[i]) || strncmp(d->path[i], "kernel/", 7) != 0)
-			continue;
-		deps = ibr_strdup(d->deps[i]);
-		for (char *w = strtok_r(deps, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-			char nm[256];
-
-			ibr_modname(w, nm, sizeof(nm));
-			if (ibr_list_has(names, nm)) {
-				if (!ibr_list_has(out, d->name[i]))
-					ibr_list_add(out, d->name[i]);
-				break;
-			}
-		}
-		free(deps);
-	}
-}
-
 void ibr_moddep_free(struct ibr_moddep *d)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		free(d->path[i]);
-		free(d->name[i]);
-		free(d->deps[i]);
-	}
-	free(d->path);
-	free(d->name);
-	free(d->deps);
+	if (d->ctx)
+		kmod_unref(d->ctx);
+	free(d->dir);
+	ibr_list_free(&d->paths);
 	memset(d, 0, sizeof(*d));
 }
 

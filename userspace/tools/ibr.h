@@ -22,7 +22,6 @@
 #define IBR_CM_MODULES "ib_cm iw_cm rdma_cm rdma_ucm"
 #define IBR_PACKAGE "ib-routed"
 #define IBR_DKMS_PACKAGE "ib-routed-dkms"
-#define IBR_SIG_MAGIC "~Module signature appended~\n"
 
 struct ibr_sys {
 	const char *root;	/* "/" or a fake tree */
@@ -62,12 +61,12 @@ int ibr_has_cmd(const char *cmd);
 /* Single-quote s for /bin/sh. malloc'd. */
 char *ibr_shell_quote(const char *s);
 
-/* ---- module files: the .modinfo section, the signature trailer ---------- */
+/* ---- module files (libkmod): the .modinfo fields, the signature --------- */
 enum ibr_mi_status {
 	IBR_MI_OK = 0,
 	IBR_MI_MISSING,		/* no such file */
-	IBR_MI_COMPRESSED,	/* compressed and no way to decompress */
-	IBR_MI_BAD,		/* not an ELF module we can read */
+	IBR_MI_COMPRESSED,	/* compressed in a way libkmod cannot read */
+	IBR_MI_BAD,		/* not an ELF module libkmod can read */
 };
 struct ibr_modinfo {
 	enum ibr_mi_status status;
@@ -79,27 +78,26 @@ struct ibr_modinfo {
 	char *ibr_series;
 	char *ibr_patches;
 	char *ibr_source;
-	int is_signed;		/* "~Module signature appended~" trailer */
+	int is_signed;		/* a module signature libkmod can parse */
 };
 void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi);
-/* Parse a module image in memory (tests use it directly). */
-void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi);
 void ibr_modinfo_free(struct ibr_modinfo *mi);
 
-/* ---- modules.dep ------------------------------------------------------------ */
+/* ---- modules.dep (libkmod's modules.dep.bin) --------------------------------- */
+struct kmod_ctx;
 struct ibr_moddep {
-	size_t n;
-	char **path;	/* as written in modules.dep (relative to the module dir) */
-	char **name;
-	char **deps;	/* the rest of the line */
+	struct kmod_ctx *ctx;
+	char *dir;		/* ROOT/lib/modules/KVER */
+	struct ibr_list paths;	/* strings handed out by ibr_moddep_find */
 };
-/* 0 ok, -1 unreadable. */
+/* 0 ok, -1 no modules.dep.bin (depmod has not run). */
 int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d);
-/* The file modprobe would load for name (relative path), or NULL. */
-const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name);
-/* In-tree (kernel/) modules depending directly on one of names. */
-void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
-			   struct ibr_list *out);
+/* The file modprobe would load for name (relative to the module
+ * directory, as modules.dep writes it), or NULL. Valid until free. */
+const char *ibr_moddep_find(struct ibr_moddep *d, const char *name);
+/* The kernel's own modules (modules.order) that depend directly on one of
+ * names; 0, or -1 when modules.order cannot be read. */
+int ibr_moddep_dependents(struct ibr_moddep *d, const struct ibr_list *names, struct ibr_list *out);
 void ibr_moddep_free(struct ibr_moddep *d);
 
 /* ---- the ib-routed installation -------------------------------------------- */
