@@ -549,6 +549,7 @@ struct irfs {
 	struct verify *v;
 	struct note n;
 	struct ibr_list found;
+	struct ibr_list copies;	/* overlay copies to compare: names in the image */
 	char prefix[300];	/* lib/modules/KVER/ */
 };
 
@@ -562,46 +563,59 @@ static int irfs_module(struct irfs *s, const char *name, char *m, size_t mlen)
 	return ibr_list_has(&s->v->mods, m);
 }
 
-static int irfs_want(void *ctx, const char *name)
-{
-	struct irfs *s = ctx;
-	char m[128];
-
-	return irfs_module(s, name, m, sizeof(m));
-}
-
-static void irfs_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
+static void irfs_entry(void *ctx, const char *name, size_t size)
 {
 	struct irfs *s = ctx;
 	char m[128];
 	const char *rel;
-	char *p;
-	unsigned char *inst;
-	size_t ilen = 0;
 
+	(void)size;
 	if (!irfs_module(s, name, m, sizeof(m)))
 		return;
 	ibr_list_add(&s->found, m);
 	rel = strstr(name, s->prefix) + strlen(s->prefix);
-	if (is_intree(rel)) {
+	if (is_intree(rel))
 		note_add(&s->n, SEV_ERROR, "it carries the in-tree %s", name);
-		return;
-	}
-	/* An overlay copy must be the installed file, byte for byte. */
+	else
+		ibr_list_add(&s->copies, name);
+}
+
+/* An overlay copy must be the installed file, byte for byte. */
+static void irfs_compare(struct irfs *s, struct ibr_initramfs *h, const char *name)
+{
+	char m[128], why[512] = "";
+	const char *rel;
+	char *p;
+	unsigned char *inst, *data;
+	size_t ilen = 0, dlen = 0;
+
+	ibr_modname(name, m, sizeof(m));
 	p = winner_path(s->v, m, &rel);
 	inst = p ? (unsigned char *)ibr_slurp(p, &ilen) : NULL;
-	if (!inst || is_intree(rel))
+	if (!inst || is_intree(rel)) {
 		note_add(&s->n, SEV_ERROR, "it carries %s, but no overlay %s is installed", name, m);
-	else if (data && (ilen != size || memcmp(inst, data, size) != 0))
-		note_add(&s->n, SEV_ERROR, "its %s differs from the installed %s (a stale copy)", name, rel);
+	} else if (!(data = ibr_initramfs_file(h, name, &dlen, why, sizeof(why)))) {
+		note_add(&s->n, SEV_WARN, "cannot read its %s: %s", name, why);
+	} else {
+		if (ilen != dlen || memcmp(inst, data, dlen) != 0)
+			note_add(&s->n, SEV_ERROR, "its %s differs from the installed %s (a stale copy)", name, rel);
+		free(data);
+	}
 	free(inst);
 	free(p);
+}
+
+static void compare_copies(struct irfs *s, struct ibr_initramfs *h)
+{
+	for (size_t i = 0; i < s->copies.n; i++)
+		irfs_compare(s, h, s->copies.v[i]);
 }
 
 static void check_initramfs(struct verify *v)
 {
 	char *img = ibr_path(&v->sys, "/boot/initrd.img-%s", v->sys.kver);
 	struct irfs s = { .v = v };
+	struct ibr_initramfs h = { 0 };
 	char why[512] = "";
 	const char *base;
 
@@ -623,9 +637,14 @@ static void check_initramfs(struct verify *v)
 		return;
 	}
 	snprintf(s.prefix, sizeof(s.prefix), "lib/modules/%s/", v->sys.kver);
-	if (ibr_initramfs_walk(img, irfs_want, irfs_entry, &s, why, sizeof(why)) != 0) {
+	if (ibr_initramfs_open(&h, img, why, sizeof(why)) != 0 ||
+	    ibr_initramfs_list(&h, irfs_entry, &s, why, sizeof(why)) != 0) {
 		report(v, "initramfs", SEV_WARN, "cannot list %s: %s", unroot(v, img), why);
-	} else if (s.n.sev != SEV_OK) {
+		goto out;
+	}
+	/* The copies' data only now: one unpack for all of them. */
+	compare_copies(&s, &h);
+	if (s.n.sev != SEV_OK) {
 		report(v, "initramfs", s.n.sev,
 		       "%s: %s; regenerate it (update-initramfs -u -k %s, or dracut -f --kver %s)",
 		       base, s.n.text, v->sys.kver, v->sys.kver);
@@ -638,8 +657,11 @@ static void check_initramfs(struct verify *v)
 		report(v, "initramfs", SEV_OK, "%s carries none of the CM modules (they load from the root file system)",
 		       base);
 	}
+out:
+	ibr_initramfs_close(&h);
 	free(s.n.text);
 	ibr_list_free(&s.found);
+	ibr_list_free(&s.copies);
 	free(img);
 }
 

@@ -122,18 +122,23 @@ void ibr_sort_versions(struct ibr_list *l);
  * 0 ok, -1 unavailable (why set). */
 int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, size_t whylen);
 
-/* ---- initramfs ---------------------------------------------------------------------- */
-/* Walk the cpio (newc) archives of an initramfs image: uncompressed ones,
- * and compressed ones through the decompressor's command (zstd, xz, gzip,
- * lz4, bzip2, lzma), as the kernel reads them. For each entry, want(ctx,
- * name) says whether entry(ctx, name, data, size) needs the data; entry is
- * called for every file (data NULL when not wanted). Names as stored (no
- * leading "./" or "/"). 0 ok, -1 error (why set). */
-typedef int (*ibr_cpio_want)(void *ctx, const char *name);
-typedef void (*ibr_cpio_entry)(void *ctx, const char *name, const unsigned char *data,
-			       size_t size);
-int ibr_initramfs_walk(const char *path, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
-		       char *why, size_t whylen);
+/* ---- initramfs: through lsinitramfs/unmkinitramfs or lsinitrd ------------------ */
+struct ibr_initramfs {
+	char *path;
+	char *dir;	/* unmkinitramfs's output, removed by close */
+	int unpacked;
+};
+/* 0, or -1 when neither tool is installed (why set). */
+int ibr_initramfs_open(struct ibr_initramfs *h, const char *path, char *why, size_t whylen);
+/* entry(ctx, name, size) for each regular file, names as stored (no
+ * leading "./"). 0 ok, -1 when the tool fails (why set). */
+typedef void (*ibr_irfs_entry)(void *ctx, const char *name, size_t size);
+int ibr_initramfs_list(struct ibr_initramfs *h, ibr_irfs_entry entry, void *ctx, char *why,
+		       size_t whylen);
+/* One file's content, malloc'd (length in *len); NULL on error (why set). */
+unsigned char *ibr_initramfs_file(struct ibr_initramfs *h, const char *name, size_t *len, char *why,
+				  size_t whylen);
+void ibr_initramfs_close(struct ibr_initramfs *h);
 
 /* ---- output: JSON through json-c ------------------------------------------------ */
 /* s with every invalid UTF-8 sequence replaced by U+FFFD; malloc'd. */

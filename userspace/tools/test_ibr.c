@@ -23,17 +23,9 @@ static void check(const char *name, int ok, const char *why)
 	}
 }
 
-static int list_want(void *ctx, const char *name)
+static void list_entry(void *ctx, const char *name, size_t size)
 {
 	(void)ctx;
-	(void)name;
-	return 0;
-}
-
-static void list_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
-{
-	(void)ctx;
-	(void)data;
 	(void)size;
 	printf("%s\n", name);
 }
@@ -141,11 +133,14 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "initramfs") == 0) {
 		char why[512];
 
-		if (ibr_initramfs_walk(argv[2], list_want, list_entry, NULL, why, sizeof(why))) {
+		struct ibr_initramfs h;
+		int rc = ibr_initramfs_open(&h, argv[2], why, sizeof(why)) ||
+			 ibr_initramfs_list(&h, list_entry, NULL, why, sizeof(why));
+
+		if (rc)
 			fprintf(stderr, "%s\n", why);
-			return 1;
-		}
-		return 0;
+		ibr_initramfs_close(&h);
+		return rc ? 1 : 0;
 	}
 	if (argc != 1) {
 		fprintf(stderr, "usage: test_ibr [modinfo FILE | initramfs FILE]\n");
