@@ -1,32 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * RDMA netlink local-service messages (ipr_msg.h): decoding the kernel's
- * requests, encoding the answers. Every length is checked before it is
- * used; a message that does not hold what its header claims is
- * IPR_MALFORMED with a reason, never read past.
+ * requests, encoding the answers, with libnl's message and attribute
+ * helpers (the daemon's socket is libnl's too). Every length is checked
+ * (nlmsg_ok, nla_ok) before it is used; a message that does not hold what
+ * its header claims is IPR_MALFORMED with a reason, never read past.
  */
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
 
 #include "ipr_msg.h"
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 static enum ipr_kind bad(struct ipr_req *req, const char *why)
 {
@@ -35,50 +22,43 @@ static enum ipr_kind bad(struct ipr_req *req, const char *why)
 }
 
 /* The attributes of an IP_RESOLVE request: exactly one address. */
-static enum ipr_kind decode_ip(const uint8_t *p, size_t len,
-			       struct ipr_req *req)
+static enum ipr_kind decode_ip(const struct nlmsghdr *h, struct ipr_req *req)
 {
-	size_t hdr = NLMSG_ALIGN(sizeof(struct rdma_ls_ip_resolve_header));
-	int found = 0;
+	int hdr = NLMSG_ALIGN(sizeof(struct rdma_ls_ip_resolve_header));
+	const struct rdma_ls_ip_resolve_header *fh = nlmsg_data(h);
+	struct nlattr *nla;
+	int rem, found = 0;
 
-	if (len < hdr)
+	if (nlmsg_datalen(h) < hdr)
 		return bad(req, "IP_RESOLVE shorter than its family header");
-	req->ifindex = get32(p);
-	p += hdr;
-	len -= hdr;
-	while (len > 0) {
-		uint16_t alen, atype, type;
-		size_t step;
+	req->ifindex = fh->ifindex;
+	nla_for_each_attr(nla, nlmsg_attrdata(h, hdr), nlmsg_attrlen(h, hdr), rem) {
+		/* RDMA netlink's own flag (RDMA_NLA_F_MANDATORY) is not
+		 * one nla_type() strips. */
+		int type = nla->nla_type & RDMA_NLA_TYPE_MASK;
 
-		if (len < NLA_HDRLEN)
-			return bad(req, "truncated attribute header");
-		alen = get16(p);
-		atype = get16(p + 2);
-		if (alen < NLA_HDRLEN || alen > len)
-			return bad(req, "attribute length out of bounds");
-		type = atype & RDMA_NLA_TYPE_MASK;
 		if (type == LS_NLA_TYPE_IPV4 || type == LS_NLA_TYPE_IPV6) {
-			size_t want = type == LS_NLA_TYPE_IPV4 ? 4 : 16;
+			int want = type == LS_NLA_TYPE_IPV4 ? 4 : 16;
 
 			if (found)
 				return bad(req, "more than one address attribute");
-			if ((size_t)(alen - NLA_HDRLEN) != want)
+			if (nla_len(nla) != want)
 				return bad(req, "address attribute of the wrong size");
 			req->family = type == LS_NLA_TYPE_IPV4 ? AF_INET : AF_INET6;
 			memset(req->addr, 0, sizeof(req->addr));
-			memcpy(req->addr, p + NLA_HDRLEN, want);
+			memcpy(req->addr, nla_data(nla), want);
 			found = 1;
-		} else if (atype & RDMA_NLA_F_MANDATORY) {
+		} else if (nla->nla_type & RDMA_NLA_F_MANDATORY) {
 			/* as rdma-core's ibacm: a mandatory attribute we do
 			 * not know cannot be ignored */
 			return bad(req, "unknown mandatory attribute");
 		}
-		step = NLA_ALIGN(alen);
-		if (step > len)
-			step = len;
-		p += step;
-		len -= step;
 	}
+	/* nla_ok() stopped before the end: what is left is no attribute. */
+	if (rem >= NLA_HDRLEN)
+		return bad(req, "attribute length out of bounds");
+	if (rem > 0)
+		return bad(req, "truncated attribute header");
 	if (!found)
 		return bad(req, "no address attribute");
 	return IPR_IP_RESOLVE;
@@ -87,26 +67,27 @@ static enum ipr_kind decode_ip(const uint8_t *p, size_t len,
 enum ipr_kind ipr_decode(const void *buf, size_t len, struct ipr_req *req,
 			 size_t *used)
 {
-	const uint8_t *p = buf;
-	uint32_t mlen;
+	const struct nlmsghdr *h = buf;
+	int rem = len > INT32_MAX ? INT32_MAX : (int)len;
 	uint16_t type;
 
 	memset(req, 0, sizeof(*req));
 	*used = 0;
 	if (len < NLMSG_HDRLEN)
 		return bad(req, "shorter than a netlink header");
-	mlen = get32(p);
-	type = get16(p + 4);
-	req->flags = get16(p + 6);
-	req->seq = get32(p + 8);
-	req->pid = get32(p + 12);
-	if (mlen < NLMSG_HDRLEN || mlen > len)
+	type = h->nlmsg_type;
+	req->flags = h->nlmsg_flags;
+	req->seq = h->nlmsg_seq;
+	req->pid = h->nlmsg_pid;
+	if (!nlmsg_ok(h, rem))
 		return bad(req, "netlink length out of bounds");
-	*used = NLMSG_ALIGN(mlen) < len ? NLMSG_ALIGN(mlen) : len;
+	*used = NLMSG_ALIGN(h->nlmsg_len) < len ? NLMSG_ALIGN(h->nlmsg_len) : len;
 	if (type == NLMSG_ERROR) {
-		if (mlen < NLMSG_HDRLEN + sizeof(int32_t))
+		const struct nlmsgerr *e = nlmsg_data(h);
+
+		if (nlmsg_datalen(h) < (int)sizeof(e->error))
 			return bad(req, "truncated netlink error");
-		req->error = -(int32_t)get32(p + NLMSG_HDRLEN);
+		req->error = -e->error;
 		return req->error ? IPR_KERNEL_ERROR : IPR_ANSWER;
 	}
 	if (type < NLMSG_MIN_TYPE)
@@ -119,14 +100,14 @@ enum ipr_kind ipr_decode(const void *buf, size_t len, struct ipr_req *req,
 		return IPR_ANSWER;
 	switch (req->op) {
 	case RDMA_NL_LS_OP_IP_RESOLVE:
-		return decode_ip(p + NLMSG_HDRLEN, mlen - NLMSG_HDRLEN, req);
+		return decode_ip(h, req);
 	case RDMA_NL_LS_OP_RESOLVE:
 		/* The attributes do not matter (it is refused whatever they
 		 * say), but a request without the family header is not the
 		 * kernel's: count it. It is still answerable by seq.
 		 */
-		if (mlen - NLMSG_HDRLEN <
-		    NLMSG_ALIGN(sizeof(struct rdma_ls_resolve_header)))
+		if (nlmsg_datalen(h) <
+		    (int)NLMSG_ALIGN(sizeof(struct rdma_ls_resolve_header)))
 			return bad(req, "RESOLVE shorter than its family header");
 		return IPR_PATH_QUERY;
 	default:
@@ -134,48 +115,39 @@ enum ipr_kind ipr_decode(const void *buf, size_t len, struct ipr_req *req,
 	}
 }
 
-static void put16(uint8_t *p, uint16_t v)
+/* Build the message with libnl, then copy it out: the daemon sends raw
+ * bytes (nl_sendto) and the unit tier compares them. */
+static size_t encode(void *buf, size_t cap, uint32_t seq, uint32_t pid, uint16_t op,
+		     int flags, const uint8_t *gid)
 {
-	memcpy(p, &v, sizeof(v));
-}
+	struct nl_msg *msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_LS, op), flags);
+	struct nlmsghdr *h;
+	size_t len = 0;
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put_hdr(uint8_t *p, uint32_t len, uint16_t op, uint16_t flags,
-		    uint32_t seq, uint32_t pid)
-{
-	put32(p, len);
-	put16(p + 4, RDMA_NL_GET_TYPE(RDMA_NL_LS, op));
-	put16(p + 6, flags);
-	put32(p + 8, seq);
-	put32(p + 12, pid);
+	if (!msg)
+		return 0;
+	h = nlmsg_hdr(msg);
+	h->nlmsg_seq = seq;
+	h->nlmsg_pid = pid;
+	if (gid && nla_put(msg, LS_NLA_TYPE_DGID, 16, gid) < 0)
+		goto out;
+	if (h->nlmsg_len <= cap) {
+		len = h->nlmsg_len;
+		memcpy(buf, h, len);
+	}
+out:
+	nlmsg_free(msg);
+	return len;
 }
 
 size_t ipr_encode_gid(void *buf, size_t cap, uint32_t seq, uint32_t pid,
 		      const uint8_t gid[16])
 {
-	size_t len = NLMSG_HDRLEN + NLA_HDRLEN + 16;
-	uint8_t *p = buf;
-
-	if (cap < len)
-		return 0;
-	memset(p, 0, len);
-	put_hdr(p, len, RDMA_NL_LS_OP_IP_RESOLVE, 0, seq, pid);
-	put16(p + NLMSG_HDRLEN, NLA_HDRLEN + 16);
-	put16(p + NLMSG_HDRLEN + 2, LS_NLA_TYPE_DGID);
-	memcpy(p + NLMSG_HDRLEN + NLA_HDRLEN, gid, 16);
-	return len;
+	return encode(buf, cap, seq, pid, RDMA_NL_LS_OP_IP_RESOLVE, 0, gid);
 }
 
 size_t ipr_encode_err(void *buf, size_t cap, uint32_t seq, uint32_t pid,
 		      uint16_t op)
 {
-	if (cap < NLMSG_HDRLEN)
-		return 0;
-	memset(buf, 0, NLMSG_HDRLEN);
-	put_hdr(buf, NLMSG_HDRLEN, op, RDMA_NL_LS_F_ERR, seq, pid);
-	return NLMSG_HDRLEN;
+	return encode(buf, cap, seq, pid, op, RDMA_NL_LS_F_ERR, NULL);
 }

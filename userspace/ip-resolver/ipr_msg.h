@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The RDMA netlink local-service (RDMA_NL_LS) messages that
- * ib-routed-ipresolved takes from and gives to the kernel: pure encoding
- * and decoding, no I/O, so that the unit tier tests every byte.
+ * ib-routed-ipresolved takes from and gives to the kernel: encoding
+ * and decoding with libnl's message and attribute helpers, no I/O, so
+ * that the unit tier tests every byte.
  *
  * Layout (Linux include/uapi/rdma/rdma_netlink.h; ib_core addr.c and
  * sa_query.c build the requests):
@@ -50,7 +51,8 @@ struct ipr_req {
 };
 
 /*
- * Decode the message at @buf (@len bytes left in the datagram). Returns its
+ * Decode the message at @buf (@len bytes left in the datagram; @buf
+ * 4-byte aligned, as nl_recv's buffer and NLMSG_ALIGN steps give it). Returns its
  * kind and fills @req; *@used is the number of bytes to skip to the next
  * message (0: none can follow, stop).
  */

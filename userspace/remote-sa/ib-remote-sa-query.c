@@ -73,13 +73,21 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [-C CA] [-P PORT] [--service GID] [--timeout MS] [--retries N]\n"
 		"       [--class CLASS] [--kv] [-v] TARGET_GID\n"
-		"  test-only: [--class-version N] [--method M] [--attr ID] [--comp-mask MASK]\n"
-		"       [--attr-offset N] [--attr-mod N] [--sm-key K] [--rmpp-byte VALUE]\n"
-		"       [--no-grh] [--dlid LID] [--dgid GID]\n"
 		"Ask the ib_remote_sa service on TARGET_GID's subnet for the path from\n"
 		"TARGET_GID back to this port (see ib-remote-sa-query(8)).\n"
 		"Exit status: 0 record, 1 MAD status, 2 timeout, 3 usage, 4 local error,\n"
 		"5 malformed answer.\n", prog);
+}
+
+/* The options that craft requests the protocol forbids, for the project's
+ * own tests of the service: not in --help, which is for administrators. */
+static void usage_test(FILE *f)
+{
+	fprintf(f,
+		"%s: options for protocol tests (malformed requests on purpose):\n"
+		"  [--class-version N] [--method M] [--attr ID] [--comp-mask MASK]\n"
+		"  [--attr-offset N] [--attr-mod N] [--sm-key K] [--rmpp-byte VALUE]\n"
+		"  [--no-grh] [--dlid LID] [--dgid GID]\n", prog);
 }
 
 static long elapsed_ms(void)
@@ -330,7 +338,7 @@ int main(int argc, char **argv)
 	enum {
 		O_SERVICE = 256, O_TIMEOUT, O_RETRIES, O_CLASS, O_KV, O_CLASS_VERSION,
 		O_METHOD, O_ATTR, O_COMP_MASK, O_ATTR_OFFSET, O_ATTR_MOD, O_SM_KEY,
-		O_RMPP, O_NO_GRH, O_DLID, O_DGID, O_VERSION,
+		O_RMPP, O_NO_GRH, O_DLID, O_DGID, O_VERSION, O_HELP_TEST,
 	};
 	static const struct option longopts[] = {
 		{ "Ca", required_argument, NULL, 'C' },
@@ -354,6 +362,7 @@ int main(int argc, char **argv)
 		{ "dgid", required_argument, NULL, O_DGID },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
+		{ "help-test", no_argument, NULL, O_HELP_TEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	char tg[INET6_ADDRSTRLEN], sg[INET6_ADDRSTRLEN], lg[INET6_ADDRSTRLEN], err[160];
@@ -375,6 +384,7 @@ int main(int argc, char **argv)
 		case 'P': opt_port = (int)num_arg("-P", optarg, 254); break;
 		case 'v': opt_verbose = 1; break;
 		case 'h': usage(stdout); return 0;
+		case O_HELP_TEST: usage_test(stdout); return 0;
 		case 'V':
 		case O_VERSION: printf("%s %s\n", prog, IBR_VERSION); return 0;
 		case O_SERVICE: gid_arg("--service", optarg, service_gid); have_service = 1; break;

@@ -19,15 +19,9 @@ struct modrow {
 	struct ibr_modinfo mi;
 };
 
-static void jfield(const char *key, const char *val, int comma)
+static void jfield(struct json_object *o, const char *key, const char *val)
 {
-	printf("\"%s\": ", key);
-	if (val)
-		ibr_json_str(stdout, val);
-	else
-		printf("null");
-	if (comma)
-		printf(", ");
+	json_object_object_add(o, key, ibr_json_string(val));
 }
 
 static void usage(FILE *f)
@@ -180,58 +174,62 @@ int main(int argc, char **argv)
 	if (!version)
 		version = ibr_strdup(IBR_VERSION);
 
-	if (shrt) {
-		if (json)
-			printf("{\"version\": \"%s\"}\n", version);
-		else
-			printf("%s-%s\n", IBR_PACKAGE, version);
+	if (shrt && !json) {
+		printf("%s-%s\n", IBR_PACKAGE, version);
+	} else if (shrt) {
+		struct json_object *o = json_object_new_object();
+
+		jfield(o, "version", version);
+		ibr_json_print(stdout, o);
+		json_object_put(o);
 	} else if (json) {
-		printf("{\n  ");
-		jfield("version", version, 1);
-		jfield("tool_version", IBR_VERSION, 0);
-		printf(",\n  ");
-		jfield("kernel", sys.kver, 1);
-		jfield("arch", sys.arch, 1);
-		jfield("series", sys.series, 0);
-		printf(", \"series_supported\": %s,\n  ",
-		       series_listed == 1 ? "true" : series_listed == 0 ? "false" : "null");
-		jfield("source_tree", tree_shown, 1);
-		jfield("dkms_installed", dkms_ver, 0);
-		printf(",\n  ");
-		jfield("kernel_source", kernel_source, 1);
-		jfield("patch_stamp", patch_stamp, 0);
-		printf(",\n  \"patches\": ");
+		struct json_object *o = json_object_new_object(), *jm = json_object_new_array();
+
+		jfield(o, "version", version);
+		jfield(o, "tool_version", IBR_VERSION);
+		jfield(o, "kernel", sys.kver);
+		jfield(o, "arch", sys.arch);
+		jfield(o, "series", sys.series);
+		json_object_object_add(o, "series_supported",
+				       series_listed < 0 ? NULL : json_object_new_boolean(series_listed == 1));
+		jfield(o, "source_tree", tree_shown);
+		jfield(o, "dkms_installed", dkms_ver);
+		jfield(o, "kernel_source", kernel_source);
+		jfield(o, "patch_stamp", patch_stamp);
 		if (series_file) {
-			printf("[");
-			for (size_t i = 0; i < patches.n; i++) {
-				printf("%s", i ? ", " : "");
-				ibr_json_str(stdout, patches.v[i]);
-			}
-			printf("]");
+			struct json_object *a = json_object_new_array();
+
+			for (size_t i = 0; i < patches.n; i++)
+				json_object_array_add(a, ibr_json_string(patches.v[i]));
+			json_object_object_add(o, "patches", a);
 		} else {
-			printf("null");
+			json_object_object_add(o, "patches", NULL);
 		}
-		printf(",\n  \"modules\": [\n");
 		for (size_t i = 0; i < mods.n; i++) {
 			struct modrow *r = &rows[i];
+			struct json_object *m = json_object_new_object();
 
-			printf("    {");
-			jfield("name", r->name, 0);
-			printf(", \"loaded\": %s, ", r->loaded ? "true" : "false");
-			jfield("loaded_version", r->lver, 1);
-			jfield("loaded_srcversion", r->lsrc, 1);
-			jfield("file", r->file, 1);
-			jfield("file_status", !r->file ? NULL : r->mi.status == IBR_MI_OK ? "ok" : r->mi.err, 1);
-			jfield("file_version", r->mi.version, 1);
-			jfield("file_srcversion", r->mi.srcversion, 1);
-			jfield("ib_routed_version", r->mi.ibr_version, 1);
-			jfield("ib_routed_series", r->mi.ibr_series, 1);
-			jfield("ib_routed_patches", r->mi.ibr_patches, 1);
-			jfield("ib_routed_source", r->mi.ibr_source, 0);
-			printf(", \"signed\": %s}%s\n", r->file && r->mi.status == IBR_MI_OK ?
-			       (r->mi.is_signed ? "true" : "false") : "null", i + 1 < mods.n ? "," : "");
+			jfield(m, "name", r->name);
+			json_object_object_add(m, "loaded", json_object_new_boolean(r->loaded));
+			jfield(m, "loaded_version", r->lver);
+			jfield(m, "loaded_srcversion", r->lsrc);
+			jfield(m, "file", r->file);
+			jfield(m, "file_status", !r->file ? NULL : r->mi.status == IBR_MI_OK ? "ok" : r->mi.err);
+			jfield(m, "file_version", r->mi.version);
+			jfield(m, "file_srcversion", r->mi.srcversion);
+			jfield(m, "ib_routed_version", r->mi.ibr_version);
+			jfield(m, "ib_routed_series", r->mi.ibr_series);
+			jfield(m, "ib_routed_patches", r->mi.ibr_patches);
+			jfield(m, "ib_routed_source", r->mi.ibr_source);
+			json_object_object_add(m, "signed", r->file && r->mi.status == IBR_MI_OK ?
+					       json_object_new_boolean(r->mi.is_signed) : NULL);
+			/* One module per line, as before json-c. */
+			ibr_json_one_line(m);
+			json_object_array_add(jm, m);
 		}
-		printf("  ]\n}\n");
+		json_object_object_add(o, "modules", jm);
+		ibr_json_print(stdout, o);
+		json_object_put(o);
 	} else {
 		printf("%s %s%s\n", IBR_PACKAGE, version, found ? "" : " (not installed: this is the tool's version)");
 		printf("  kernel:         %s (%s), series %s%s\n", sys.kver, sys.arch, sys.series,

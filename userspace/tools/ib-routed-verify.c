@@ -5,8 +5,10 @@
  *
  * Each check reads the system through the root prefix (--root), reports one
  * result (ok, warn, error or skip, with a message) and the exit status is
- * the worst severity: 0 ok (or skipped), 1 warn, 2 error; 3 usage error.
- * See ib-routed-verify(8).
+ * the worst severity: 0 ok (or skipped), 1 warn, 2 error; 3 usage error;
+ * 6 when the only warnings say "reload pending" (the overlay is installed
+ * for this kernel but the loaded modules are older: ib-routed-reload or the
+ * next boot loads it). See ib-routed-verify(8).
  */
 #include "ibr.h"
 
@@ -30,6 +32,12 @@ struct result {
 	char *name;
 	enum sev sev;
 	char *msg;
+	int pending;	/* a warning that says "reload pending" */
+};
+
+/* Exit status: the worst severity; a reload pending on its own has its own. */
+enum {
+	EXIT_OK = 0, EXIT_WARN = 1, EXIT_ERROR = 2, EXIT_USAGE = 3, EXIT_RELOAD_PENDING = 6,
 };
 
 struct verify {
@@ -44,6 +52,7 @@ struct verify {
 	char *src_tree;			/* /usr/src/ib-routed-VER (no root) */
 	struct ibr_moddep dep;
 	int dep_ok;
+	struct ibr_list pending;	/* modules whose reload is pending */
 };
 
 static void report(struct verify *v, const char *name, enum sev sev, const char *fmt, ...)
@@ -69,6 +78,40 @@ static void report(struct verify *v, const char *name, enum sev sev, const char 
 	va_start(ap, fmt);
 	vsnprintf(r->msg, (size_t)n + 1, fmt, ap);
 	va_end(ap);
+	r->pending = 0;
+}
+
+/* The last report was a pending reload (a warning of its own kind). */
+static void mark_pending(struct verify *v)
+{
+	v->res[v->nres - 1].pending = 1;
+}
+
+/* A kernel of a series the installed ib-routed does not support: DKMS
+ * skips it on purpose and it keeps the in-tree stack. Every check that
+ * sees that reports this one root cause, as a warning. */
+static int unsupported(const struct verify *v)
+{
+	return v->series_known == 0;
+}
+
+static char *unsupported_msg(const struct verify *v)
+{
+	char *sup = ibr_strdup("");
+
+	for (size_t i = 0; i < v->supported.n; i++) {
+		char *t = ibr_fmt("%s%s%s", sup, i ? " " : "", v->supported.v[i]);
+
+		free(sup);
+		sup = t;
+	}
+	{
+		char *m = ibr_fmt("kernel %s (series %s) is not supported by the installed ib-routed (supported: %s): it keeps the in-tree RDMA stack",
+				  v->sys.kver, v->sys.series, sup);
+
+		free(sup);
+		return m;
+	}
 }
 
 /* A message assembled from parts ("; "-separated), with its worst severity. */
@@ -171,46 +214,47 @@ static int overlay_installed(struct verify *v)
 
 /* ---- package ------------------------------------------------------------- */
 
-/* dpkg's view of the package: 1 installed (version set), 0 not, and the
- * state when it is something else. */
+/* dpkg's view of the package, from dpkg-query on ROOT's dpkg database
+ * (--admindir): 1 installed (version set), 0 not, and the state when it is
+ * something else; -1 without a dpkg database or dpkg-query. */
 static int dpkg_state(struct verify *v, char **version, char **state)
 {
-	char *p = ibr_path(&v->sys, "/var/lib/dpkg/status");
-	char *txt = ibr_slurp(p, NULL);
-	int ret = 0;
+	char *admin = ibr_path(&v->sys, "/var/lib/dpkg");
+	char *q, *cmd;
+	FILE *f;
+	char buf[512] = "", *tab;
+	int ret;
 
-	free(p);
 	*version = *state = NULL;
-	if (!txt)
+	q = ibr_path(&v->sys, "/var/lib/dpkg/status");
+	ret = ibr_exists(q) && ibr_has_cmd("dpkg-query");
+	free(q);
+	if (!ret) {
+		free(admin);
 		return -1;
-	for (char *st = txt; st && *st;) {
-		char *end = strstr(st, "\n\n");
-		char *pkg, *status, *ver;
-
-		if (end)
-			*end = '\0';
-		pkg = strstr(st, "Package: ");
-		if (pkg && (pkg == st || pkg[-1] == '\n') &&
-		    strncmp(pkg + 9, IBR_DKMS_PACKAGE "\n", strlen(IBR_DKMS_PACKAGE) + 1) == 0) {
-			status = strstr(st, "\nStatus: ");
-			ver = strstr(st, "\nVersion: ");
-			if (status) {
-				status += 9;
-				*state = ibr_strdup(status);
-				(*state)[strcspn(*state, "\n")] = '\0';
-			}
-			if (ver) {
-				ver += 10;
-				*version = ibr_strdup(ver);
-				(*version)[strcspn(*version, "\n")] = '\0';
-			}
-			ret = *state && strcmp(*state, "install ok installed") == 0;
-			break;
-		}
-		st = end ? end + 2 : NULL;
 	}
-	free(txt);
-	return ret;
+	q = ibr_shell_quote(admin);
+	free(admin);
+	cmd = ibr_fmt("dpkg-query --admindir %s -W -f '${Status}\\t${Version}\\n' %s 2>/dev/null", q,
+		      IBR_DKMS_PACKAGE);
+	free(q);
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	/* exit 1: dpkg does not know the package (never installed) */
+	pclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	tab = strchr(buf, '\t');
+	if (!tab)
+		return 0;
+	*tab = '\0';
+	*state = ibr_strdup(buf);
+	if (tab[1])
+		*version = ibr_strdup(tab + 1);
+	return strcmp(*state, "install ok installed") == 0;
 }
 
 static int rpm_state(struct verify *v, char **version)
@@ -263,8 +307,7 @@ static void check_package(struct verify *v)
 		}
 	}
 	ibr_dkms_versions(&v->sys, &dk);
-	if (state && strcmp(state, "deinstall ok config-files") != 0 &&
-	    strcmp(state, "purge ok not-installed") != 0)
+	if (state && strcmp(state, "deinstall ok config-files") != 0 && !strstr(state, "not-installed"))
 		report(v, "package", SEV_ERROR, "%s is in dpkg state '%s' (version %s): finish or repair the installation",
 		       IBR_DKMS_PACKAGE, state, ver ? ver : "?");
 	else if (dk.n)
@@ -273,7 +316,8 @@ static void check_package(struct verify *v)
 		       IBR_DKMS_PACKAGE, dk.v[dk.n - 1]);
 	else
 		report(v, "package", SEV_ERROR, "ib-routed is not installed: no %s package%s, nothing in /var/lib/dkms/%s",
-		       IBR_DKMS_PACKAGE, state ? " (only its configuration files remain)" : "",
+		       IBR_DKMS_PACKAGE,
+		       state && !strcmp(state, "deinstall ok config-files") ? " (only its configuration files remain)" : "",
 		       IBR_PACKAGE);
 out:
 	ibr_list_free(&dk);
@@ -319,13 +363,11 @@ static void check_dkms(struct verify *v)
 		const char *ver = dk.v[dk.n - 1];
 		char *built = ibr_path(&v->sys, "/var/lib/dkms/%s/%s/%s/%s", IBR_PACKAGE, ver, k, a);
 
-		if (v->series_known == 0) {
-			char *sup = join(&v->supported, " ");
+		if (unsupported(v)) {
+			char *m = unsupported_msg(v);
 
-			report(v, "dkms", SEV_WARN,
-			       "kernel %s (series %s) is not supported by ib-routed %s (supported: %s): it keeps the in-tree RDMA stack",
-			       k, v->sys.series, ver, sup);
-			free(sup);
+			report(v, "dkms", SEV_WARN, "%s; DKMS has ib-routed %s and skips this kernel", m, ver);
+			free(m);
 		} else if (ibr_is_dir(built)) {
 			report(v, "dkms", SEV_ERROR, "ib-routed %s is built for %s but not installed (dkms install -m %s -v %s -k %s)",
 			       ver, k, IBR_PACKAGE, ver, k);
@@ -349,7 +391,7 @@ static void check_module_files(struct verify *v)
 	char *stamp = NULL;
 
 	if (!v->dep_ok) {
-		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep.bin: run depmod %s", v->sys.kver, v->sys.kver);
 		return;
 	}
 	for (size_t i = 0; i < v->mods.n; i++) {
@@ -396,7 +438,13 @@ static void check_module_files(struct verify *v)
 		ibr_modinfo_free(&mi);
 		free(p);
 	}
-	if (intree.n) {
+	if (intree.n && unsupported(v)) {
+		char *m = unsupported_msg(v), *t = join(&intree, " ");
+
+		note_add(&n, SEV_WARN, "%s; modprobe loads the in-tree %s", m, t);
+		free(m);
+		free(t);
+	} else if (intree.n) {
 		char *t = join(&intree, " ");
 
 		note_add(&n, SEV_ERROR, "modprobe loads the in-tree %s: %s", t,
@@ -445,7 +493,12 @@ static void check_loaded(struct verify *v, const char *m)
 	p = winner_path(v, m, &rel);
 	if (p && !is_intree(rel))
 		ibr_modinfo_read(p, &mi);
-	if (!p || is_intree(rel)) {
+	if ((!p || is_intree(rel)) && unsupported(v)) {
+		char *u = unsupported_msg(v);
+
+		report(v, name, SEV_WARN, "%s; the in-tree %s is loaded", u, m);
+		free(u);
+	} else if (!p || is_intree(rel)) {
 		report(v, name, SEV_ERROR, "the loaded %s is not the overlay's: %s", m,
 		       lver ? "and no overlay file is installed for it" :
 		       "it has no module version (the in-tree module) and no overlay file is installed for it");
@@ -456,18 +509,30 @@ static void check_loaded(struct verify *v, const char *m)
 		report(v, name, SEV_ERROR, "%s", mi.err);
 	} else if (!mi.ibr_version) {
 		report(v, name, SEV_ERROR, "%s, which modprobe loads, is not an ib-routed build", rel);
-	} else if (!lver) {
-		report(v, name, SEV_ERROR,
-		       "the loaded %s is not the overlay's: it has no module version (the in-tree module, loaded by path or before the overlay was installed); %s carries '%s': reload the RDMA stack",
-		       m, rel, mi.version ? mi.version : "");
-	} else if (!mi.version || strcmp(lver, mi.version) != 0) {
-		report(v, name, SEV_ERROR,
-		       "the loaded %s has version '%s' but the installed %s has '%s': loaded before an upgrade? reload the RDMA stack",
-		       m, lver, rel, mi.version ? mi.version : "");
-	} else if (!lsrc || !mi.srcversion || strcmp(lsrc, mi.srcversion) != 0) {
-		report(v, name, SEV_ERROR,
-		       "the loaded %s has the stamp '%s' but srcversion %s, the installed %s has %s: not loaded from that file",
-		       m, lver, lsrc ? lsrc : "(none)", rel, mi.srcversion ? mi.srcversion : "(none)");
+	} else if (!lver || !mi.version || strcmp(lver, mi.version) != 0 ||
+		   !lsrc || !mi.srcversion || strcmp(lsrc, mi.srcversion) != 0) {
+		/*
+		 * The overlay is installed for this kernel, the loaded module is
+		 * another one (the in-tree module, loaded before the overlay was
+		 * installed, or an older overlay build after an upgrade): the
+		 * state a host is in between the package install and its
+		 * maintenance window. Not an error: ib-routed-reload, or the
+		 * next boot, loads the installed file.
+		 */
+		if (!lver)
+			report(v, name, SEV_WARN,
+			       "reload pending: the loaded %s is the in-tree module (no module version); the installed %s ('%s') loads with ib-routed-reload or at the next boot",
+			       m, rel, mi.version ? mi.version : "");
+		else if (!mi.version || strcmp(lver, mi.version) != 0)
+			report(v, name, SEV_WARN,
+			       "reload pending: the loaded %s has version '%s', the installed %s has '%s' (upgraded since it was loaded); it loads with ib-routed-reload or at the next boot",
+			       m, lver, rel, mi.version ? mi.version : "");
+		else
+			report(v, name, SEV_WARN,
+			       "reload pending: the loaded %s has the stamp '%s' but srcversion %s, the installed %s has %s (rebuilt since it was loaded); it loads with ib-routed-reload or at the next boot",
+			       m, lver, lsrc ? lsrc : "(none)", rel, mi.srcversion ? mi.srcversion : "(none)");
+		mark_pending(v);
+		ibr_list_add(&v->pending, m);
 	} else {
 		report(v, name, SEV_OK, "loaded from %s (version '%s', srcversion %s)", rel, lver, lsrc);
 	}
@@ -484,6 +549,7 @@ struct irfs {
 	struct verify *v;
 	struct note n;
 	struct ibr_list found;
+	struct ibr_list copies;	/* overlay copies to compare: names in the image */
 	char prefix[300];	/* lib/modules/KVER/ */
 };
 
@@ -497,46 +563,59 @@ static int irfs_module(struct irfs *s, const char *name, char *m, size_t mlen)
 	return ibr_list_has(&s->v->mods, m);
 }
 
-static int irfs_want(void *ctx, const char *name)
-{
-	struct irfs *s = ctx;
-	char m[128];
-
-	return irfs_module(s, name, m, sizeof(m));
-}
-
-static void irfs_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
+static void irfs_entry(void *ctx, const char *name, size_t size)
 {
 	struct irfs *s = ctx;
 	char m[128];
 	const char *rel;
-	char *p;
-	unsigned char *inst;
-	size_t ilen = 0;
 
+	(void)size;
 	if (!irfs_module(s, name, m, sizeof(m)))
 		return;
 	ibr_list_add(&s->found, m);
 	rel = strstr(name, s->prefix) + strlen(s->prefix);
-	if (is_intree(rel)) {
+	if (is_intree(rel))
 		note_add(&s->n, SEV_ERROR, "it carries the in-tree %s", name);
-		return;
-	}
-	/* An overlay copy must be the installed file, byte for byte. */
+	else
+		ibr_list_add(&s->copies, name);
+}
+
+/* An overlay copy must be the installed file, byte for byte. */
+static void irfs_compare(struct irfs *s, struct ibr_initramfs *h, const char *name)
+{
+	char m[128], why[512] = "";
+	const char *rel;
+	char *p;
+	unsigned char *inst, *data;
+	size_t ilen = 0, dlen = 0;
+
+	ibr_modname(name, m, sizeof(m));
 	p = winner_path(s->v, m, &rel);
 	inst = p ? (unsigned char *)ibr_slurp(p, &ilen) : NULL;
-	if (!inst || is_intree(rel))
+	if (!inst || is_intree(rel)) {
 		note_add(&s->n, SEV_ERROR, "it carries %s, but no overlay %s is installed", name, m);
-	else if (data && (ilen != size || memcmp(inst, data, size) != 0))
-		note_add(&s->n, SEV_ERROR, "its %s differs from the installed %s (a stale copy)", name, rel);
+	} else if (!(data = ibr_initramfs_file(h, name, &dlen, why, sizeof(why)))) {
+		note_add(&s->n, SEV_WARN, "cannot read its %s: %s", name, why);
+	} else {
+		if (ilen != dlen || memcmp(inst, data, dlen) != 0)
+			note_add(&s->n, SEV_ERROR, "its %s differs from the installed %s (a stale copy)", name, rel);
+		free(data);
+	}
 	free(inst);
 	free(p);
+}
+
+static void compare_copies(struct irfs *s, struct ibr_initramfs *h)
+{
+	for (size_t i = 0; i < s->copies.n; i++)
+		irfs_compare(s, h, s->copies.v[i]);
 }
 
 static void check_initramfs(struct verify *v)
 {
 	char *img = ibr_path(&v->sys, "/boot/initrd.img-%s", v->sys.kver);
 	struct irfs s = { .v = v };
+	struct ibr_initramfs h = { 0 };
 	char why[512] = "";
 	const char *base;
 
@@ -558,9 +637,14 @@ static void check_initramfs(struct verify *v)
 		return;
 	}
 	snprintf(s.prefix, sizeof(s.prefix), "lib/modules/%s/", v->sys.kver);
-	if (ibr_initramfs_walk(img, irfs_want, irfs_entry, &s, why, sizeof(why)) != 0) {
+	if (ibr_initramfs_open(&h, img, why, sizeof(why)) != 0 ||
+	    ibr_initramfs_list(&h, irfs_entry, &s, why, sizeof(why)) != 0) {
 		report(v, "initramfs", SEV_WARN, "cannot list %s: %s", unroot(v, img), why);
-	} else if (s.n.sev != SEV_OK) {
+		goto out;
+	}
+	/* The copies' data only now: one unpack for all of them. */
+	compare_copies(&s, &h);
+	if (s.n.sev != SEV_OK) {
 		report(v, "initramfs", s.n.sev,
 		       "%s: %s; regenerate it (update-initramfs -u -k %s, or dracut -f --kver %s)",
 		       base, s.n.text, v->sys.kver, v->sys.kver);
@@ -573,8 +657,11 @@ static void check_initramfs(struct verify *v)
 		report(v, "initramfs", SEV_OK, "%s carries none of the CM modules (they load from the root file system)",
 		       base);
 	}
+out:
+	ibr_initramfs_close(&h);
 	free(s.n.text);
 	ibr_list_free(&s.found);
+	ibr_list_free(&s.copies);
 	free(img);
 }
 
@@ -982,7 +1069,23 @@ static void check_later(struct verify *v)
 	struct verify_ibr_caps r;
 	const char *step = "open";
 	int fd, rc;
+	char *sysmod = ibr_path(&v->sys, "/sys/module/rdma_ucm");
+	int loaded = ibr_is_dir(sysmod);
 
+	free(sysmod);
+	if (!loaded) {
+		report(v, "capabilities", SEV_SKIP,
+		       "rdma_ucm is not loaded: no rdma_ucm to ask for RDMA_USER_CM_QUERY_IBR_CAPS (it loads with the first librdmacm program, or modprobe rdma_ucm)");
+		goto out;
+	}
+	if (ibr_list_has(&v->pending, "rdma_ucm")) {
+		/* The loaded rdma_ucm is not the installed overlay's: the
+		 * same root cause as module:rdma_ucm, with its severity. */
+		report(v, "capabilities", SEV_WARN,
+		       "reload pending: the loaded rdma_ucm is not the installed overlay's (module:rdma_ucm), its capabilities are not the overlay's until ib-routed-reload or the next boot");
+		mark_pending(v);
+		goto out;
+	}
 	if (strcmp(v->sys.root, "/")) {
 		report(v, "capabilities", SEV_SKIP,
 		       "rdma_ucm's RDMA_USER_CM_QUERY_IBR_CAPS needs the running system, not --root %s",
@@ -991,7 +1094,7 @@ static void check_later(struct verify *v)
 	}
 	fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		report(v, "capabilities", SEV_SKIP, "no /dev/infiniband/rdma_cm (%s): rdma_ucm is not loaded",
+		report(v, "capabilities", SEV_WARN, "rdma_ucm is loaded but /dev/infiniband/rdma_cm cannot be opened: %s",
 		       strerror(errno));
 		goto out;
 	}
@@ -1041,9 +1144,12 @@ static void check_klog(struct verify *v)
 	/* In-tree dependents of the CM modules. */
 	ibr_list_add_words(&cm, IBR_CM_MODULES);
 	if (!v->dep_ok) {
-		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep", v->sys.kver);
+		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep.bin: run depmod %s",
+		       v->sys.kver, v->sys.kver);
+	} else if (ibr_moddep_dependents(&v->dep, &cm, &deps) < 0) {
+		report(v, "dependents", SEV_ERROR, "cannot read /lib/modules/%s/modules.order (the kernel's list of its modules)",
+		       v->sys.kver);
 	} else {
-		ibr_moddep_dependents(&v->dep, &cm, &deps);
 		for (size_t i = 0; i < deps.n; i++) {
 			char *s = ibr_path(&v->sys, "/sys/module/%s", deps.v[i]);
 
@@ -1064,7 +1170,7 @@ static void check_klog(struct verify *v)
 			}
 		}
 		if (!deps.n) {
-			report(v, "dependents", SEV_ERROR, "modules.dep lists no in-tree module depending on %s",
+			report(v, "dependents", SEV_ERROR, "no module of modules.order depends on %s (modules.dep.bin)",
 			       IBR_CM_MODULES);
 		} else if (!have_log) {
 			report(v, "dependents", SEV_WARN, "cannot read the kernel log (%s) to see whether the %zu in-tree dependents loaded",
@@ -1076,11 +1182,17 @@ static void check_klog(struct verify *v)
 			       "in-tree modules failed to load against the loaded CM modules: %s (kernel: \"%s\"); the overlay broke the kernel ABI",
 			       f, firstfail);
 			free(f);
+		} else if (!loaded.n) {
+			/* Nothing tried to load against the CM modules: no
+			 * evidence either way, so no "ok". */
+			report(v, "dependents", SEV_SKIP,
+			       "none of the %zu in-tree dependents of %s is loaded and none failed to load: nothing shows yet whether they load against the CM modules",
+			       deps.n, IBR_CM_MODULES);
 		} else {
 			char *l = join(&loaded, " ");
 
 			report(v, "dependents", SEV_OK, "none of the %zu in-tree dependents of %s failed to load (loaded now: %s)",
-			       deps.n, IBR_CM_MODULES, loaded.n ? l : "none");
+			       deps.n, IBR_CM_MODULES, l);
 			free(l);
 		}
 	}
@@ -1123,7 +1235,8 @@ static void usage(FILE *f)
 		"  --root DIR        read the system under DIR (default /)\n"
 		"  --kernel KVER     check this kernel release (default: the running one)\n"
 		"  --remote-gid GID  also ask the ib_remote_sa service at GID for its path (ib-remote-sa-query)\n"
-		"exit status: 0 ok, 1 warning, 2 error (worst check), 3 usage error\n");
+		"exit status: 0 ok, 1 warning, 2 error (worst check), 3 usage error,\n"
+		"  6 reload pending (the only warnings: the installed overlay is not loaded yet)\n");
 }
 
 int main(int argc, char **argv)
@@ -1141,7 +1254,7 @@ int main(int argc, char **argv)
 	const char *root = "/", *kver = NULL;
 	int json = 0, c;
 	enum sev worst = SEV_OK;
-	int status;
+	int status, pending = 0, other_warn = 0;
 
 	while ((c = getopt_long(argc, argv, "hk:r:", opts, NULL)) != -1) {
 		switch (c) {
@@ -1173,6 +1286,19 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	ibr_sys_init(&v.sys, root, kver);
+	if (kver) {
+		/* An installed kernel release, not any string ("9.9"). */
+		char *md = ibr_path(&v.sys, "/lib/modules/%s", kver);
+		int ok = !strchr(kver, '/') && strcmp(kver, ".") && strcmp(kver, "..") && ibr_is_dir(md);
+
+		if (!ok) {
+			fprintf(stderr, "ib-routed-verify: --kernel %s: not an installed kernel release (no directory %s)\n",
+				kver, md);
+			free(md);
+			return 3;
+		}
+		free(md);
+	}
 
 	/* The overlay's modules: the installed source's series.conf, else the
 	 * ones every series has. */
@@ -1206,33 +1332,44 @@ int main(int argc, char **argv)
 	check_later(&v);
 	check_klog(&v);
 
-	for (size_t i = 0; i < v.nres; i++)
+	for (size_t i = 0; i < v.nres; i++) {
 		if (v.res[i].sev > worst)
 			worst = v.res[i].sev;
-	status = worst == SEV_ERROR ? 2 : worst == SEV_WARN ? 1 : 0;
+		if (v.res[i].pending)
+			pending = 1;
+		else if (v.res[i].sev == SEV_WARN)
+			other_warn = 1;
+	}
+	status = worst == SEV_ERROR ? EXIT_ERROR : worst != SEV_WARN ? EXIT_OK :
+		 pending && !other_warn ? EXIT_RELOAD_PENDING : EXIT_WARN;
 	if (worst == SEV_SKIP)
 		worst = SEV_OK;
 
 	if (json) {
-		printf("{\n  \"tool\": \"ib-routed-verify\",\n  \"version\": ");
-		ibr_json_str(stdout, IBR_VERSION);
-		printf(",\n  \"root\": ");
-		ibr_json_str(stdout, root);
-		printf(",\n  \"kernel\": ");
-		ibr_json_str(stdout, v.sys.kver);
-		printf(",\n  \"arch\": ");
-		ibr_json_str(stdout, v.sys.arch);
-		printf(",\n  \"severity\": \"%s\",\n  \"exit_status\": %d,\n  \"checks\": {\n",
-		       sev_name[worst], status);
-		/* One check per line: easy to grep in a busybox guest. */
+		struct json_object *o = json_object_new_object(), *checks = json_object_new_object();
+
+		json_object_object_add(o, "tool", json_object_new_string("ib-routed-verify"));
+		json_object_object_add(o, "version", ibr_json_string(IBR_VERSION));
+		json_object_object_add(o, "root", ibr_json_string(root));
+		json_object_object_add(o, "kernel", ibr_json_string(v.sys.kver));
+		json_object_object_add(o, "arch", ibr_json_string(v.sys.arch));
+		json_object_object_add(o, "severity", json_object_new_string(sev_name[worst]));
+		json_object_object_add(o, "exit_status", json_object_new_int(status));
+		json_object_object_add(o, "reload_pending", json_object_new_boolean(pending));
 		for (size_t i = 0; i < v.nres; i++) {
-			printf("    ");
-			ibr_json_str(stdout, v.res[i].name);
-			printf(": {\"severity\": \"%s\", \"message\": ", sev_name[v.res[i].sev]);
-			ibr_json_str(stdout, v.res[i].msg);
-			printf("}%s\n", i + 1 < v.nres ? "," : "");
+			struct json_object *c = json_object_new_object();
+
+			json_object_object_add(c, "severity", json_object_new_string(sev_name[v.res[i].sev]));
+			json_object_object_add(c, "message", ibr_json_string(v.res[i].msg));
+			if (v.res[i].pending)
+				json_object_object_add(c, "reload_pending", json_object_new_boolean(1));
+			/* One check per line: easy to grep in a busybox guest. */
+			ibr_json_one_line(c);
+			json_object_object_add(checks, v.res[i].name, c);
 		}
-		printf("  }\n}\n");
+		json_object_object_add(o, "checks", checks);
+		ibr_json_print(stdout, o);
+		json_object_put(o);
 	} else {
 		size_t w = 0;
 
@@ -1243,7 +1380,8 @@ int main(int argc, char **argv)
 				w = strlen(v.res[i].name);
 		for (size_t i = 0; i < v.nres; i++)
 			printf("%-5s  %-*s  %s\n", sev_name[v.res[i].sev], (int)w, v.res[i].name, v.res[i].msg);
-		printf("result: %s (exit status %d)\n", sev_name[worst], status);
+		printf("result: %s%s (exit status %d)\n", sev_name[worst],
+		       status == EXIT_RELOAD_PENDING ? ", reload pending" : "", status);
 	}
 	fflush(stdout);
 
@@ -1256,5 +1394,6 @@ int main(int argc, char **argv)
 	ibr_list_free(&v.mods);
 	ibr_list_free(&v.supported);
 	ibr_moddep_free(&v.dep);
+	ibr_list_free(&v.pending);
 	return status;
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Shared helpers of ib-routed-verify and ib-routed-info (see ibr.h). */
+#define _GNU_SOURCE /* strverscmp */
 #include "ibr.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <json-c/printbuf.h>
+#include <libkmod.h>
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -274,26 +277,37 @@ char *ibr_shell_quote(const char *s)
 	return q;
 }
 
-/* ---- module files ----------------------------------------------------------- */
+/* ---- module files, through libkmod ------------------------------------------ */
 
-static uint64_t rd(const unsigned char *p, int size)
+static void kmod_quiet(void *data, int priority, const char *file, int line, const char *fn,
+		       const char *format, va_list args)
 {
-	uint64_t v = 0;
-
-	for (int i = size - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	/* The tools report what they could not read, in their own words. */
+	(void)data; (void)priority; (void)file; (void)line; (void)fn; (void)format; (void)args;
 }
 
-static void mi_set(char **field, const char *val, size_t len)
+static struct kmod_ctx *kmod_ctx_new(const char *dirname)
+{
+	/* No configuration: lookups by module name need none, and --root
+	 * must not read the host's /etc/modprobe.d. */
+	static const char *const no_config[] = { NULL };
+	struct kmod_ctx *ctx = kmod_new(dirname, no_config);
+
+	if (!ctx) {
+		fprintf(stderr, "libkmod: cannot create a context\n");
+		exit(3);
+	}
+	kmod_set_log_fn(ctx, kmod_quiet, NULL);
+	return ctx;
+}
+
+static void mi_set(char **field, const char *val)
 {
 	free(*field);
-	*field = xrealloc(NULL, len + 1);
-	memcpy(*field, val, len);
-	(*field)[len] = '\0';
+	*field = ibr_strdup(val);
 }
 
-void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi)
+void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
 {
 	static const struct {
 		const char *key;
@@ -307,103 +321,12 @@ void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo 
 		{ "ib_routed_patches", offsetof(struct ibr_modinfo, ibr_patches) },
 		{ "ib_routed_source", offsetof(struct ibr_modinfo, ibr_source) },
 	};
-	size_t siglen = strlen(IBR_SIG_MAGIC);
-	int is64;
-	uint64_t shoff, shentsize, shnum, shstrndx, stroff, strsize;
-	const unsigned char *mod = NULL;
-	uint64_t modsize = 0;
-
-	mi->status = IBR_MI_BAD;
-	mi->is_signed = len >= siglen && memcmp(buf + len - siglen, IBR_SIG_MAGIC, siglen) == 0;
-	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0) {
-		snprintf(mi->err, sizeof(mi->err), "not an ELF file");
-		return;
-	}
-	if (buf[EI_DATA] != ELFDATA2LSB) {
-		snprintf(mi->err, sizeof(mi->err), "not a little-endian ELF file");
-		return;
-	}
-	is64 = buf[EI_CLASS] == ELFCLASS64;
-	if (!is64 && buf[EI_CLASS] != ELFCLASS32) {
-		snprintf(mi->err, sizeof(mi->err), "unknown ELF class");
-		return;
-	}
-	if (len < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
-		snprintf(mi->err, sizeof(mi->err), "truncated ELF header");
-		return;
-	}
-	if (is64) {
-		shoff = rd(buf + offsetof(Elf64_Ehdr, e_shoff), 8);
-		shentsize = rd(buf + offsetof(Elf64_Ehdr, e_shentsize), 2);
-		shnum = rd(buf + offsetof(Elf64_Ehdr, e_shnum), 2);
-		shstrndx = rd(buf + offsetof(Elf64_Ehdr, e_shstrndx), 2);
-	} else {
-		shoff = rd(buf + offsetof(Elf32_Ehdr, e_shoff), 4);
-		shentsize = rd(buf + offsetof(Elf32_Ehdr, e_shentsize), 2);
-		shnum = rd(buf + offsetof(Elf32_Ehdr, e_shnum), 2);
-		shstrndx = rd(buf + offsetof(Elf32_Ehdr, e_shstrndx), 2);
-	}
-	if (shentsize < (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) || shnum == 0 ||
-	    shstrndx >= shnum || shoff > len || shnum * shentsize > len - shoff) {
-		snprintf(mi->err, sizeof(mi->err), "bad ELF section table");
-		return;
-	}
-#define SH(i) (buf + shoff + (uint64_t)(i) * shentsize)
-#define SHF(i, f) (is64 ? rd(SH(i) + offsetof(Elf64_Shdr, f), sizeof(((Elf64_Shdr *)0)->f)) \
-			: rd(SH(i) + offsetof(Elf32_Shdr, f), sizeof(((Elf32_Shdr *)0)->f)))
-	stroff = SHF(shstrndx, sh_offset);
-	strsize = SHF(shstrndx, sh_size);
-	if (stroff > len || strsize > len - stroff) {
-		snprintf(mi->err, sizeof(mi->err), "bad ELF section name table");
-		return;
-	}
-	for (uint64_t i = 0; i < shnum; i++) {
-		uint64_t name = SHF(i, sh_name), off = SHF(i, sh_offset), size = SHF(i, sh_size);
-
-		if (name >= strsize || strnlen((const char *)buf + stroff + name, strsize - name) ==
-		    strsize - name)
-			continue;
-		if (strcmp((const char *)buf + stroff + name, ".modinfo") != 0)
-			continue;
-		if (SHF(i, sh_type) == SHT_NOBITS || off > len || size > len - off) {
-			snprintf(mi->err, sizeof(mi->err), "bad .modinfo section");
-			return;
-		}
-		mod = buf + off;
-		modsize = size;
-		break;
-	}
-#undef SHF
-#undef SH
-	if (!mod) {
-		snprintf(mi->err, sizeof(mi->err), "no .modinfo section (not a kernel module)");
-		return;
-	}
-	/* NUL-separated key=value strings, possibly padded with NULs. */
-	for (uint64_t p = 0; p < modsize;) {
-		const char *s = (const char *)mod + p;
-		size_t sl = strnlen(s, modsize - p);
-		const char *eq = memchr(s, '=', sl);
-
-		if (eq) {
-			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-				if ((size_t)(eq - s) == strlen(keys[k].key) &&
-				    memcmp(s, keys[k].key, (size_t)(eq - s)) == 0)
-					mi_set((char **)((char *)mi + keys[k].off), eq + 1,
-					       sl - (size_t)(eq - s) - 1);
-			}
-		}
-		p += sl + 1;
-	}
-	mi->status = IBR_MI_OK;
-	mi->err[0] = '\0';
-}
-
-void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
-{
-	const char *dec = decompressor(path);
-	unsigned char *buf = NULL;
-	size_t len = 0;
+	/* A context per file: libkmod keeps one module per name in a
+	 * context, and the in-tree and the overlay ib_cm share theirs. */
+	struct kmod_ctx *ctx;
+	struct kmod_module *mod = NULL;
+	struct kmod_list *info = NULL, *e;
+	int err;
 
 	memset(mi, 0, sizeof(*mi));
 	if (!ibr_exists(path)) {
@@ -411,51 +334,35 @@ void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
 		snprintf(mi->err, sizeof(mi->err), "%s does not exist", path);
 		return;
 	}
-	if (dec) {
-		/* Decompress with the distribution's tool when it is there. */
-		char *q = ibr_shell_quote(path);
-		char *cmd = ibr_fmt("%s -dc < %s 2>/dev/null", dec, q);
-		FILE *p = ibr_has_cmd(dec) ? popen(cmd, "r") : NULL;
-		size_t cap = 0, r;
-
-		free(q);
-		free(cmd);
-		if (p) {
-			do {
-				if (cap - len < 65536) {
-					cap = cap ? 2 * cap : 1 << 20;
-					buf = xrealloc(buf, cap);
-				}
-				r = fread(buf + len, 1, cap - len, p);
-				len += r;
-			} while (r > 0);
-			if (pclose(p) != 0 || len == 0) {
-				free(buf);
-				buf = NULL;
-			}
-		}
-		if (!buf) {
-			mi->status = IBR_MI_COMPRESSED;
-			snprintf(mi->err, sizeof(mi->err), "%s is compressed, cannot read it (%s -dc failed or %s is missing)",
-				 path, dec, dec);
-			return;
-		}
-	} else {
-		buf = (unsigned char *)ibr_slurp(path, &len);
-		if (!buf) {
-			mi->status = IBR_MI_BAD;
-			snprintf(mi->err, sizeof(mi->err), "cannot read %s: %s", path, strerror(errno));
-			return;
-		}
+	ctx = kmod_ctx_new(NULL);
+	err = kmod_module_new_from_path(ctx, path, &mod);
+	if (err == 0)
+		err = kmod_module_get_info(mod, &info);
+	if (err < 0) {
+		/* libkmod decompresses what it was built for (xz, zstd on
+		 * Debian); anything else, or bad data, cannot be read. */
+		mi->status = ibr_is_compressed(path) ? IBR_MI_COMPRESSED : IBR_MI_BAD;
+		snprintf(mi->err, sizeof(mi->err), "%.300s: %s (libkmod: %s)", path,
+			 mi->status == IBR_MI_COMPRESSED ? "compressed, cannot read it" :
+			 "not an ELF kernel module", strerror(-err));
+		goto out;
 	}
-	ibr_modinfo_parse(buf, len, mi);
-	if (mi->status != IBR_MI_OK) {
-		char e[sizeof(mi->err)];
+	kmod_list_foreach(e, info) {
+		const char *k = kmod_module_info_get_key(e), *val = kmod_module_info_get_value(e);
 
-		snprintf(e, sizeof(e), "%s", mi->err);
-		snprintf(mi->err, sizeof(mi->err), "%.250s: %.250s", path, e);
+		/* libkmod adds these when the signature trailer parses. */
+		if (!strcmp(k, "sig_id") || !strcmp(k, "signer"))
+			mi->is_signed = 1;
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(k, keys[i].key) && !*(char **)((char *)mi + keys[i].off))
+				mi_set((char **)((char *)mi + keys[i].off), val ? val : "");
 	}
-	free(buf);
+	mi->status = IBR_MI_OK;
+out:
+	kmod_module_info_free_list(info);
+	if (mod)
+		kmod_module_unref(mod);
+	kmod_unref(ctx);
 }
 
 void ibr_modinfo_free(struct ibr_modinfo *mi)
@@ -470,115 +377,115 @@ void ibr_modinfo_free(struct ibr_modinfo *mi)
 	memset(mi, 0, sizeof(*mi));
 }
 
-/* ---- modules.dep ------------------------------------------------------------ */
+/* ---- modules.dep, through libkmod's index --------------------------------------- */
 
 int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d)
 {
-	char *p = ibr_path(sys, "/lib/modules/%s/modules.dep", sys->kver);
-	char *txt = ibr_slurp(p, NULL), *save = NULL;
-	size_t cap = 0;
+	char *bin;
 
-	free(p);
 	memset(d, 0, sizeof(*d));
+	d->dir = ibr_path(sys, "/lib/modules/%s", sys->kver);
+	bin = ibr_fmt("%s/modules.dep.bin", d->dir);
+	if (!ibr_exists(bin)) {
+		free(bin);
+		free(d->dir);
+		d->dir = NULL;
+		return -1;
+	}
+	free(bin);
+	d->ctx = kmod_ctx_new(d->dir);
+	/* mmap the indexes once; lookups fall back to reading the files. */
+	kmod_load_resources(d->ctx);
+	return 0;
+}
+
+/* path as modules.dep writes it: relative to the module directory when it
+ * is below it, else as it is. */
+static const char *rel_path(struct ibr_moddep *d, const char *path)
+{
+	size_t dl = strlen(d->dir);
+
+	if (!path)
+		return NULL;
+	if (!strncmp(path, d->dir, dl) && path[dl] == '/')
+		path += dl + 1;
+	ibr_list_add(&d->paths, path);
+	return d->paths.v[d->paths.n - 1];
+}
+
+const char *ibr_moddep_find(struct ibr_moddep *d, const char *name)
+{
+	struct kmod_module *mod;
+	const char *p;
+
+	if (!d->ctx || kmod_module_new_from_name(d->ctx, name, &mod) < 0)
+		return NULL;
+	p = rel_path(d, kmod_module_get_path(mod));
+	kmod_module_unref(mod);
+	return p;
+}
+
+/*
+ * The kernel's own modules are the ones its build listed in modules.order
+ * (kbuild writes it, the kernel package ships it; libkmod has no way to
+ * enumerate the index); their dependencies come from the index.
+ */
+int ibr_moddep_dependents(struct ibr_moddep *d, const struct ibr_list *names, struct ibr_list *out)
+{
+	char *order = ibr_fmt("%s/modules.order", d->dir ? d->dir : "");
+	char *txt = d->ctx ? ibr_slurp(order, NULL) : NULL, *save = NULL;
+
+	free(order);
 	if (!txt)
 		return -1;
 	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
 		char nm[256];
+		struct kmod_module *mod;
+		struct kmod_list *deps, *e;
 
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if (d->n == cap) {
-			cap = cap ? 2 * cap : 256;
-			d->path = xrealloc(d->path, cap * sizeof(char *));
-			d->name = xrealloc(d->name, cap * sizeof(char *));
-			d->deps = xrealloc(d->deps, cap * sizeof(char *));
-		}
 		ibr_modname(line, nm, sizeof(nm));
-		d->path[d->n] = ibr_strdup(line);
-		d->name[d->n] = ibr_strdup(nm);
-		d->deps[d->n] = ibr_strdup(colon + 1);
-		d->n++;
+		if (ibr_list_has(names, nm) || ibr_list_has(out, nm) ||
+		    kmod_module_new_from_name(d->ctx, nm, &mod) < 0)
+			continue;
+		deps = kmod_module_get_dependencies(mod);
+		kmod_list_foreach(e, deps) {
+			struct kmod_module *dm = kmod_module_get_module(e);
+			int hit = ibr_list_has(names, kmod_module_get_name(dm));
+
+			kmod_module_unref(dm);
+			if (hit) {
+				ibr_list_add(out, nm);
+				break;
+			}
+		}
+		kmod_module_unref_list(deps);
+		kmod_module_unref(mod);
 	}
 	free(txt);
 	return 0;
 }
 
-const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name)
-{
-	for (size_t i = 0; i < d->n; i++)
-		if (strcmp(d->name[i], name) == 0)
-			return d->path[i];
-	return NULL;
-}
-
-void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
-			   struct ibr_list *out)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		char *deps, *save = NULL;
-
-		if (ibr_list_has(names, d->name[i]) || strncmp(d->path[i], "kernel/", 7) != 0)
-			continue;
-		deps = ibr_strdup(d->deps[i]);
-		for (char *w = strtok_r(deps, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-			char nm[256];
-
-			ibr_modname(w, nm, sizeof(nm));
-			if (ibr_list_has(names, nm)) {
-				if (!ibr_list_has(out, d->name[i]))
-					ibr_list_add(out, d->name[i]);
-				break;
-			}
-		}
-		free(deps);
-	}
-}
-
 void ibr_moddep_free(struct ibr_moddep *d)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		free(d->path[i]);
-		free(d->name[i]);
-		free(d->deps[i]);
-	}
-	free(d->path);
-	free(d->name);
-	free(d->deps);
+	if (d->ctx)
+		kmod_unref(d->ctx);
+	free(d->dir);
+	ibr_list_free(&d->paths);
 	memset(d, 0, sizeof(*d));
 }
 
 /* ---- the installation ---------------------------------------------------------- */
 
-int ibr_vercmp(const char *a, const char *b)
+static int cmp_versions(const void *a, const void *b)
 {
-	while (*a || *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			unsigned long x = strtoul(a, (char **)&a, 10);
-			unsigned long y = strtoul(b, (char **)&b, 10);
-
-			if (x != y)
-				return x < y ? -1 : 1;
-		} else {
-			if (*a != *b)
-				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-			a++;
-			b++;
-		}
-	}
-	return 0;
+	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void sort_versions(struct ibr_list *l)
+/* glibc's strverscmp orders "0.10.0" after "0.9.1", as sort -V does. */
+void ibr_sort_versions(struct ibr_list *l)
 {
-	for (size_t i = 1; i < l->n; i++)
-		for (size_t j = i; j > 0 && ibr_vercmp(l->v[j - 1], l->v[j]) > 0; j--) {
-			char *t = l->v[j];
-
-			l->v[j] = l->v[j - 1];
-			l->v[j - 1] = t;
-		}
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_versions);
 }
 
 void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out)
@@ -602,7 +509,7 @@ void ibr_dkms_versions(const struct ibr_sys *sys, struct ibr_list *out)
 		closedir(dir);
 	}
 	free(p);
-	sort_versions(out);
+	ibr_sort_versions(out);
 }
 
 char *ibr_dkms_installed_version(const struct ibr_sys *sys)
@@ -654,7 +561,7 @@ char *ibr_source_tree(const struct ibr_sys *sys)
 			ibr_list_add(&found, e->d_name + pl + 1);
 	}
 	closedir(dir);
-	sort_versions(&found);
+	ibr_sort_versions(&found);
 	rel = found.n ? ibr_fmt("/usr/src/%s-%s", IBR_PACKAGE, found.v[found.n - 1]) : NULL;
 	ibr_list_free(&found);
 	return rel;
@@ -785,24 +692,89 @@ int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, 
 
 /* ---- output ------------------------------------------------------------------------ */
 
-void ibr_json_str(FILE *f, const char *s)
+/*
+ * json-c writes a string's bytes through unchanged (only '"', '\\' and
+ * control bytes are escaped), so text that is not UTF-8 (the kernel log,
+ * a driver's messages, a path) would make the document invalid JSON. Each
+ * invalid sequence becomes U+FFFD (as a decoder would show it); valid
+ * UTF-8 stays as it is. Returns a malloc'd copy.
+ */
+char *ibr_utf8_clean(const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			/* Control bytes and non-ASCII (kernel log text need
-			 * not be UTF-8) as \u escapes: always valid JSON. */
-			if (*p < 0x20 || *p >= 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+	char *out = xrealloc(NULL, 3 * n + 1), *o = out;
+
+	while (*p) {
+		unsigned c = p[0];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			     (c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+		size_t i;
+
+		for (i = 1; i < len && (p[i] & 0xc0) == 0x80; i++)
+			cp = (cp << 6) | (p[i] & 0x3f);
+		/* Overlong forms, surrogates and values past U+10FFFF are
+		 * invalid too (RFC 3629). */
+		if (len == 1 || (len > 1 && i == len &&
+				 !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) &&
+				 !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+				 !(cp >= 0xd800 && cp <= 0xdfff))) {
+			memcpy(o, p, len);
+			o += len;
+			p += len;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p += i > 1 ? i : 1;
 		}
 	}
-	fputc('"', f);
+	*o = '\0';
+	return out;
+}
+
+struct json_object *ibr_json_string(const char *s)
+{
+	char *c;
+	struct json_object *o;
+
+	if (!s)
+		return NULL;
+	c = ibr_utf8_clean(s);
+	o = json_object_new_string(c);
+	free(c);
+	return o;
+}
+
+/* {"key": value, ...} on one line, whatever the document's flags. */
+static int one_line(struct json_object *jso, struct printbuf *pb, int level, int flags)
+{
+	int first = 1;
+
+	(void)level;
+	flags &= ~(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_PRETTY_TAB);
+	printbuf_strappend(pb, "{");
+	json_object_object_foreach(jso, key, val) {
+		struct json_object *k = json_object_new_string(key);
+
+		if (!first)
+			printbuf_strappend(pb, ", ");
+		first = 0;
+		sprintbuf(pb, "%s: %s", json_object_to_json_string_ext(k, flags),
+			  val ? json_object_to_json_string_ext(val, flags) : "null");
+		json_object_put(k);
+	}
+	return printbuf_strappend(pb, "}");
+}
+
+void ibr_json_one_line(struct json_object *o)
+{
+	json_object_set_serializer(o, one_line, NULL, NULL);
+}
+
+void ibr_json_print(FILE *f, struct json_object *o)
+{
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	fputc('\n', f);
 }

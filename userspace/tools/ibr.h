@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <json-c/json.h>
+
 #ifndef IBR_VERSION
 #define IBR_VERSION "unknown"
 #endif
@@ -20,7 +22,6 @@
 #define IBR_CM_MODULES "ib_cm iw_cm rdma_cm rdma_ucm"
 #define IBR_PACKAGE "ib-routed"
 #define IBR_DKMS_PACKAGE "ib-routed-dkms"
-#define IBR_SIG_MAGIC "~Module signature appended~\n"
 
 struct ibr_sys {
 	const char *root;	/* "/" or a fake tree */
@@ -60,12 +61,12 @@ int ibr_has_cmd(const char *cmd);
 /* Single-quote s for /bin/sh. malloc'd. */
 char *ibr_shell_quote(const char *s);
 
-/* ---- module files: the .modinfo section, the signature trailer ---------- */
+/* ---- module files (libkmod): the .modinfo fields, the signature --------- */
 enum ibr_mi_status {
 	IBR_MI_OK = 0,
 	IBR_MI_MISSING,		/* no such file */
-	IBR_MI_COMPRESSED,	/* compressed and no way to decompress */
-	IBR_MI_BAD,		/* not an ELF module we can read */
+	IBR_MI_COMPRESSED,	/* compressed in a way libkmod cannot read */
+	IBR_MI_BAD,		/* not an ELF module libkmod can read */
 };
 struct ibr_modinfo {
 	enum ibr_mi_status status;
@@ -77,27 +78,26 @@ struct ibr_modinfo {
 	char *ibr_series;
 	char *ibr_patches;
 	char *ibr_source;
-	int is_signed;		/* "~Module signature appended~" trailer */
+	int is_signed;		/* a module signature libkmod can parse */
 };
 void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi);
-/* Parse a module image in memory (tests use it directly). */
-void ibr_modinfo_parse(const unsigned char *buf, size_t len, struct ibr_modinfo *mi);
 void ibr_modinfo_free(struct ibr_modinfo *mi);
 
-/* ---- modules.dep ------------------------------------------------------------ */
+/* ---- modules.dep (libkmod's modules.dep.bin) --------------------------------- */
+struct kmod_ctx;
 struct ibr_moddep {
-	size_t n;
-	char **path;	/* as written in modules.dep (relative to the module dir) */
-	char **name;
-	char **deps;	/* the rest of the line */
+	struct kmod_ctx *ctx;
+	char *dir;		/* ROOT/lib/modules/KVER */
+	struct ibr_list paths;	/* strings handed out by ibr_moddep_find */
 };
-/* 0 ok, -1 unreadable. */
+/* 0 ok, -1 no modules.dep.bin (depmod has not run). */
 int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d);
-/* The file modprobe would load for name (relative path), or NULL. */
-const char *ibr_moddep_find(const struct ibr_moddep *d, const char *name);
-/* In-tree (kernel/) modules depending directly on one of names. */
-void ibr_moddep_dependents(const struct ibr_moddep *d, const struct ibr_list *names,
-			   struct ibr_list *out);
+/* The file modprobe would load for name (relative to the module
+ * directory, as modules.dep writes it), or NULL. Valid until free. */
+const char *ibr_moddep_find(struct ibr_moddep *d, const char *name);
+/* The kernel's own modules (modules.order) that depend directly on one of
+ * names; 0, or -1 when modules.order cannot be read. */
+int ibr_moddep_dependents(struct ibr_moddep *d, const struct ibr_list *names, struct ibr_list *out);
 void ibr_moddep_free(struct ibr_moddep *d);
 
 /* ---- the ib-routed installation -------------------------------------------- */
@@ -113,8 +113,8 @@ char *ibr_source_tree(const struct ibr_sys *sys);
  * supported gets every listed series. */
 int ibr_series_modules(const char *tree, const char *series, struct ibr_list *mods,
 		       struct ibr_list *supported);
-/* Version compare for sorting ("0.10.0" > "0.9.1"). */
-int ibr_vercmp(const char *a, const char *b);
+/* Sort versions in place, oldest first ("0.9.1" before "0.10.0"). */
+void ibr_sort_versions(struct ibr_list *l);
 
 /* ---- kernel log ---------------------------------------------------------------- */
 /* Lines of the kernel log: ROOT/dev/kmsg (non-blocking, records) or, as a
@@ -122,20 +122,33 @@ int ibr_vercmp(const char *a, const char *b);
  * 0 ok, -1 unavailable (why set). */
 int ibr_klog_read(const struct ibr_sys *sys, struct ibr_list *lines, char *why, size_t whylen);
 
-/* ---- initramfs ---------------------------------------------------------------------- */
-/* Walk the cpio (newc) archives of an initramfs image: uncompressed ones,
- * and compressed ones through the decompressor's command (zstd, xz, gzip,
- * lz4, bzip2, lzma), as the kernel reads them. For each entry, want(ctx,
- * name) says whether entry(ctx, name, data, size) needs the data; entry is
- * called for every file (data NULL when not wanted). Names as stored (no
- * leading "./" or "/"). 0 ok, -1 error (why set). */
-typedef int (*ibr_cpio_want)(void *ctx, const char *name);
-typedef void (*ibr_cpio_entry)(void *ctx, const char *name, const unsigned char *data,
-			       size_t size);
-int ibr_initramfs_walk(const char *path, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
-		       char *why, size_t whylen);
+/* ---- initramfs: through lsinitramfs/unmkinitramfs or lsinitrd ------------------ */
+struct ibr_initramfs {
+	char *path;
+	char *dir;	/* unmkinitramfs's output, removed by close */
+	int unpacked;
+};
+/* 0, or -1 when neither tool is installed (why set). */
+int ibr_initramfs_open(struct ibr_initramfs *h, const char *path, char *why, size_t whylen);
+/* entry(ctx, name, size) for each regular file, names as stored (no
+ * leading "./"). 0 ok, -1 when the tool fails (why set). */
+typedef void (*ibr_irfs_entry)(void *ctx, const char *name, size_t size);
+int ibr_initramfs_list(struct ibr_initramfs *h, ibr_irfs_entry entry, void *ctx, char *why,
+		       size_t whylen);
+/* One file's content, malloc'd (length in *len); NULL on error (why set). */
+unsigned char *ibr_initramfs_file(struct ibr_initramfs *h, const char *name, size_t *len, char *why,
+				  size_t whylen);
+void ibr_initramfs_close(struct ibr_initramfs *h);
 
-/* ---- output ------------------------------------------------------------------------ */
-void ibr_json_str(FILE *f, const char *s);
+/* ---- output: JSON through json-c ------------------------------------------------ */
+/* s with every invalid UTF-8 sequence replaced by U+FFFD; malloc'd. */
+char *ibr_utf8_clean(const char *s);
+/* A json-c string of s (made valid UTF-8), NULL (JSON null) when s is. */
+struct json_object *ibr_json_string(const char *s);
+/* Serialize o on one line even inside a pretty-printed document: one
+ * verify check per line, so that a shell without jq can grep it. */
+void ibr_json_one_line(struct json_object *o);
+/* o pretty-printed (two-space indent, no escaped slashes), newline. */
+void ibr_json_print(FILE *f, struct json_object *o);
 
 #endif

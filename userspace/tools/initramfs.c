@@ -1,208 +1,211 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Reading an initramfs image without unpacking it: the kernel's format is a
- * sequence of cpio "newc" archives (070701/070702), each optionally
- * compressed, separated by NUL padding (early microcode archives come first,
- * uncompressed; initramfs-tools then appends the compressed main archive).
+ * Reading an initramfs image with the distribution's own tools: lsinitramfs
+ * and unmkinitramfs (initramfs-tools, Debian) or lsinitrd (dracut, the RPM
+ * family). They know every layout their generators write (early microcode
+ * archives, each compression), so the tools do not carry a cpio reader.
  */
+#define _GNU_SOURCE /* mkdtemp */
 #include "ibr.h"
 
 #include <errno.h>
-#include <stdint.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-struct rd {
-	FILE *f;
-	uint64_t pos;	/* bytes consumed from f */
-};
-
-static int rd_bytes(struct rd *r, void *buf, size_t n)
+static const char *lister(void)
 {
-	if (n && fread(buf, 1, n, r->f) != n)
+	if (ibr_has_cmd("lsinitramfs"))
+		return "lsinitramfs -l";
+	if (ibr_has_cmd("lsinitrd"))
+		return "lsinitrd";
+	return NULL;
+}
+
+int ibr_initramfs_open(struct ibr_initramfs *h, const char *path, char *why, size_t whylen)
+{
+	memset(h, 0, sizeof(*h));
+	if (!lister()) {
+		snprintf(why, whylen, "neither lsinitramfs (initramfs-tools-core) nor lsinitrd (dracut) is installed");
 		return -1;
-	r->pos += n;
+	}
+	h->path = ibr_strdup(path);
 	return 0;
 }
 
-static int rd_skip(struct rd *r, uint64_t n)
+/* One line of "ls -l" style output (cpio -tv, both tools): the mode's type
+ * letter, the size (5th field) and the name (after the 8th). */
+static int parse_line(char *line, char *type, size_t *size, char **name)
 {
-	unsigned char tmp[65536];
+	char *p = line, *f[8];
 
-	while (n > 0) {
-		size_t k = n > sizeof(tmp) ? sizeof(tmp) : (size_t)n;
-
-		if (rd_bytes(r, tmp, k))
+	for (int i = 0; i < 8; i++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
 			return -1;
-		n -= k;
+		f[i] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (*p)
+			*p++ = '\0';
 	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p || strlen(f[0]) != 10)
+		return -1;
+	*type = f[0][0];
+	*size = strtoul(f[4], NULL, 10);
+	*name = p;
 	return 0;
 }
 
-static int rd_align4(struct rd *r)
+int ibr_initramfs_list(struct ibr_initramfs *h, ibr_irfs_entry entry, void *ctx, char *why, size_t whylen)
 {
-	return rd_skip(r, (4 - (r->pos & 3)) & 3);
-}
+	char *q = ibr_shell_quote(h->path);
+	char *cmd = ibr_fmt("%s %s 2>&1", lister(), q);
+	FILE *p = popen(cmd, "r");
+	char line[4096], last[512] = "";
+	int st;
 
-static const struct {
-	const unsigned char magic[6];
-	size_t len;
-	const char *cmd;
-} formats[] = {
-	{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd -dc" },
-	{ { 0x1f, 0x8b }, 2, "gzip -dc" },
-	{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz -dc" },
-	{ { 0x02, 0x21, 0x4c, 0x18 }, 4, "lz4 -dc" },
-	{ { 'B', 'Z', 'h' }, 3, "bzip2 -dc" },
-	{ { 0x5d, 0, 0 }, 3, "xz --format=lzma -dc" },
-};
-
-static unsigned long hex8(const char *p)
-{
-	char b[9];
-
-	memcpy(b, p, 8);
-	b[8] = '\0';
-	return strtoul(b, NULL, 16);
-}
-
-/* Read archives from r until EOF. Returns 0 at a clean end, -1 on error,
- * 1 with *cmd set when compressed data starts at r->pos - 6 (only when
- * compressed_ok). */
-static int walk_stream(struct rd *r, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
-		       const char **cmd, int compressed_ok, char *why, size_t whylen)
-{
-	char hdr[110];
-	int c;
-
-	for (;;) {
-		/* NUL padding between archives. */
-		while ((c = getc(r->f)) == 0)
-			r->pos++;
-		if (c == EOF)
-			return 0;
-		ungetc(c, r->f);
-		if (rd_bytes(r, hdr, 6)) {
-			snprintf(why, whylen, "truncated at offset %llu", (unsigned long long)r->pos);
-			return -1;
-		}
-		if (memcmp(hdr, "070701", 6) != 0 && memcmp(hdr, "070702", 6) != 0) {
-			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-				if (memcmp(hdr, formats[i].magic, formats[i].len) == 0) {
-					if (!compressed_ok)
-						break;
-					*cmd = formats[i].cmd;
-					return 1;
-				}
-			}
-			snprintf(why, whylen, "unknown data at offset %llu (not cpio newc%s)",
-				 (unsigned long long)(r->pos - 6),
-				 compressed_ok ? " nor a known compression" : "");
-			return -1;
-		}
-		/* One entry. */
-		if (rd_bytes(r, hdr + 6, sizeof(hdr) - 6)) {
-			snprintf(why, whylen, "truncated cpio header");
-			return -1;
-		}
-		{
-			unsigned long mode = hex8(hdr + 14);
-			unsigned long fsize = hex8(hdr + 54);
-			unsigned long nsize = hex8(hdr + 94);
-			char *name;
-			const char *n;
-
-			if (nsize == 0 || nsize > 65536) {
-				snprintf(why, whylen, "bad cpio name size");
-				return -1;
-			}
-			name = malloc(nsize + 1);
-			if (!name || rd_bytes(r, name, nsize) || rd_align4(r)) {
-				free(name);
-				snprintf(why, whylen, "truncated cpio name");
-				return -1;
-			}
-			name[nsize] = '\0';
-			if (strcmp(name, "TRAILER!!!") == 0) {
-				free(name);
-				continue; /* next archive, after padding */
-			}
-			n = name;
-			while (n[0] == '.' && n[1] == '/')
-				n += 2;
-			while (n[0] == '/')
-				n++;
-			/* Regular files only carry data worth looking at. */
-			if ((mode & 0170000) == 0100000 && want && want(ctx, n)) {
-				unsigned char *data = malloc(fsize ? fsize : 1);
-
-				if (!data || rd_bytes(r, data, fsize)) {
-					snprintf(why, whylen, "truncated data of %s", n);
-					free(data);
-					free(name);
-					return -1;
-				}
-				entry(ctx, n, data, fsize);
-				free(data);
-			} else {
-				if (rd_skip(r, fsize)) {
-					snprintf(why, whylen, "truncated data of %s", n);
-					free(name);
-					return -1;
-				}
-				if ((mode & 0170000) == 0100000)
-					entry(ctx, n, NULL, fsize);
-			}
-			free(name);
-			if (rd_align4(r)) {
-				snprintf(why, whylen, "truncated cpio padding");
-				return -1;
-			}
-		}
-	}
-}
-
-int ibr_initramfs_walk(const char *path, ibr_cpio_want want, ibr_cpio_entry entry, void *ctx,
-		       char *why, size_t whylen)
-{
-	struct rd r = { fopen(path, "rb"), 0 };
-	const char *cmd = NULL;
-	int ret;
-
-	if (!r.f) {
-		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
+	free(q);
+	if (!p) {
+		snprintf(why, whylen, "cannot run %s: %s", cmd, strerror(errno));
+		free(cmd);
 		return -1;
 	}
-	ret = walk_stream(&r, want, entry, ctx, &cmd, 1, why, whylen);
-	fclose(r.f);
-	if (ret == 1) {
-		/* The rest of the file goes through the decompressor. */
-		char tool[32];
-		char *q = ibr_shell_quote(path);
-		char *sh = ibr_fmt("tail -c +%llu %s | %s", (unsigned long long)(r.pos - 6 + 1), q, cmd);
-		struct rd z = { NULL, 0 };
-		int st;
+	while (fgets(line, sizeof(line), p)) {
+		char type, *name;
+		size_t size;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (parse_line(line, &type, &size, &name) != 0) {
+			/* dracut's header lines, or an error message */
+			snprintf(last, sizeof(last), "%.500s", line);
+			continue;
+		}
+		while (name[0] == '.' && name[1] == '/')
+			name += 2;
+		/* Regular files only carry data worth looking at. */
+		if (type == '-')
+			entry(ctx, name, size);
+	}
+	st = pclose(p);
+	if (st != 0) {
+		snprintf(why, whylen, "%s failed (exit %d)%s%s", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+			 *last ? ": " : "", last);
+		free(cmd);
+		return -1;
+	}
+	free(cmd);
+	return 0;
+}
+
+/* Read all of a pipe's output. */
+static unsigned char *read_all(FILE *p, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0, r;
+
+	*len = 0;
+	do {
+		if (cap - *len < 65536) {
+			cap = cap ? 2 * cap : 1 << 20;
+			buf = realloc(buf, cap);
+			if (!buf)
+				return NULL;
+		}
+		r = fread(buf + *len, 1, cap - *len, p);
+		*len += r;
+	} while (r > 0);
+	return buf;
+}
+
+unsigned char *ibr_initramfs_file(struct ibr_initramfs *h, const char *name, size_t *len, char *why,
+				  size_t whylen)
+{
+	unsigned char *data = NULL;
+
+	if (!ibr_has_cmd("lsinitramfs")) {
+		/* dracut's lsinitrd prints one file's content with -f. */
+		char *q = ibr_shell_quote(h->path), *n = ibr_shell_quote(name);
+		char *cmd = ibr_fmt("lsinitrd -f %s %s 2>/dev/null", n, q);
+		FILE *p = popen(cmd, "r");
 
 		free(q);
-		snprintf(tool, sizeof(tool), "%s", cmd);
-		tool[strcspn(tool, " ")] = '\0';
-		if (!ibr_has_cmd(tool)) {
-			snprintf(why, whylen, "%s is compressed with %s, which is not installed", path, tool);
-			free(sh);
-			return -1;
+		free(n);
+		free(cmd);
+		if (p) {
+			data = read_all(p, len);
+			if (pclose(p) != 0) {
+				free(data);
+				data = NULL;
+			}
 		}
-		z.f = popen(sh, "r");
-		free(sh);
-		if (!z.f) {
-			snprintf(why, whylen, "cannot run %s: %s", cmd, strerror(errno));
-			return -1;
+		if (!data)
+			snprintf(why, whylen, "lsinitrd -f %s failed", name);
+		return data;
+	}
+	/* initramfs-tools extracts the whole image only (unmkinitramfs):
+	 * once, into a private directory, for all the files asked for. Each
+	 * archive goes to early/, early2/, ... and main/ when there are
+	 * several, else to the directory itself. */
+	if (!h->dir) {
+		char tmpl[] = "/tmp/ib-routed-verify.XXXXXX";
+		const char *t = getenv("TMPDIR");
+		char *q, *d, *cmd;
+		int st;
+
+		h->dir = t && *t ? ibr_fmt("%s/ib-routed-verify.XXXXXX", t) : ibr_strdup(tmpl);
+		if (!mkdtemp(h->dir)) {
+			snprintf(why, whylen, "cannot create a directory to unpack into: %s", strerror(errno));
+			free(h->dir);
+			h->dir = NULL;
+			return NULL;
 		}
-		ret = walk_stream(&z, want, entry, ctx, &cmd, 0, why, whylen);
-		st = pclose(z.f);
-		if (ret == 0 && st != 0) {
-			snprintf(why, whylen, "%s of %s failed (status %d)", cmd, path, st);
-			ret = -1;
+		q = ibr_shell_quote(h->path);
+		d = ibr_shell_quote(h->dir);
+		cmd = ibr_fmt("unmkinitramfs %s %s >/dev/null 2>&1", q, d);
+		st = system(cmd);
+		free(q);
+		free(d);
+		free(cmd);
+		h->unpacked = st == 0;
+	}
+	if (!h->unpacked) {
+		snprintf(why, whylen, "unmkinitramfs %s failed", h->path);
+		return NULL;
+	}
+	{
+		static const char *const sub[] = { "", "main/", "early/", "early2/", "early3/" };
+
+		for (size_t i = 0; !data && i < sizeof(sub) / sizeof(sub[0]); i++) {
+			char *f = ibr_fmt("%s/%s%s", h->dir, sub[i], name);
+
+			data = (unsigned char *)ibr_slurp(f, len);
+			free(f);
 		}
 	}
-	return ret;
+	if (!data)
+		snprintf(why, whylen, "%s is listed but unmkinitramfs did not unpack it", name);
+	return data;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void ibr_initramfs_close(struct ibr_initramfs *h)
+{
+	if (h->dir)
+		nftw(h->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(h->dir);
+	free(h->path);
+	memset(h, 0, sizeof(*h));
 }

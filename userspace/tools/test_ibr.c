@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failed;
 
@@ -22,17 +23,9 @@ static void check(const char *name, int ok, const char *why)
 	}
 }
 
-static int list_want(void *ctx, const char *name)
+static void list_entry(void *ctx, const char *name, size_t size)
 {
 	(void)ctx;
-	(void)name;
-	return 0;
-}
-
-static void list_entry(void *ctx, const char *name, const unsigned char *data, size_t size)
-{
-	(void)ctx;
-	(void)data;
 	(void)size;
 	printf("%s\n", name);
 }
@@ -50,16 +43,49 @@ static void self_tests(void)
 	check("unit-tools-modname-compressed", strcmp(m, "nvme_rdma") == 0, m);
 	ibr_modname("updates/dkms/ib_cm.ko", m, sizeof(m));
 	check("unit-tools-modname-plain", strcmp(m, "ib_cm") == 0, m);
-	check("unit-tools-vercmp", ibr_vercmp("0.10.0", "0.9.1") > 0 && ibr_vercmp("1.0", "1.0") == 0 &&
-	      ibr_vercmp("0.1.0", "0.1.1") < 0, "version order wrong");
-	f = fmemopen(buf, sizeof(buf), "w");
-	ibr_json_str(f, "a\"b\\c\n\x01\xc3");
-	fclose(f);
-	check("unit-tools-json-escape", strcmp(buf, "\"a\\\"b\\\\c\\n\\u0001\\u00c3\"") == 0, buf);
-	ibr_modinfo_parse(junk, sizeof(junk) - 1, &mi);
-	check("unit-tools-modinfo-not-elf", mi.status == IBR_MI_BAD && mi.is_signed,
-	      "a non-ELF file with the trailer should be BAD and signed");
-	ibr_modinfo_free(&mi);
+	{
+		struct ibr_list l = { 0 };
+
+		ibr_list_add_words(&l, "0.10.0 0.9.1 1.0 0.1.1 0.1.0");
+		ibr_sort_versions(&l);
+		check("unit-tools-version-sort", l.n == 5 && !strcmp(l.v[0], "0.1.0") && !strcmp(l.v[1], "0.1.1") &&
+		      !strcmp(l.v[2], "0.9.1") && !strcmp(l.v[3], "0.10.0") && !strcmp(l.v[4], "1.0"),
+		      "version order wrong");
+		ibr_list_free(&l);
+	}
+	{
+		/* Escapes as JSON needs them; valid UTF-8 (\u00e9 and a
+		 * 4-byte U+1F600) kept as it is; a lone lead byte, a stray
+		 * continuation byte and an overlong '/' (one sequence) each become
+		 * one U+FFFD. */
+		struct json_object *o = ibr_json_string("a\"b\\c/\n\x01 caf\xc3\xa9 \xf0\x9f\x98\x80 \xc3 \x80 \xc0\xaf.");
+
+		f = fmemopen(buf, sizeof(buf), "w");
+		ibr_json_print(f, o);
+		fclose(f);
+		json_object_put(o);
+		check("unit-tools-json-escape",
+		      strcmp(buf, "\"a\\\"b\\\\c/\\n\\u0001 caf\xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbd \xef\xbf\xbd \xef\xbf\xbd.\"\n") == 0,
+		      buf);
+	}
+	{
+		/* Not an ELF file, though it ends like a signed module. */
+		char tmpl[] = "/tmp/test_ibr.XXXXXX";
+		int fd = mkstemp(tmpl);
+
+		if (fd >= 0 && write(fd, junk, sizeof(junk) - 1) == (ssize_t)(sizeof(junk) - 1)) {
+			ibr_modinfo_read(tmpl, &mi);
+			check("unit-tools-modinfo-not-elf", mi.status == IBR_MI_BAD && !mi.is_signed &&
+			      strstr(mi.err, "not an ELF kernel module"), mi.err);
+			ibr_modinfo_free(&mi);
+		} else {
+			check("unit-tools-modinfo-not-elf", 0, "cannot write a temporary file");
+		}
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmpl);
+		}
+	}
 	ibr_sys_init(&sys, "/", "6.1.0-57-amd64");
 	check("unit-tools-series", strcmp(sys.series, "6.1") == 0, sys.series);
 	ibr_sys_init(&sys, "/", "6.12.117+deb13-amd64");
@@ -107,11 +133,14 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "initramfs") == 0) {
 		char why[512];
 
-		if (ibr_initramfs_walk(argv[2], list_want, list_entry, NULL, why, sizeof(why))) {
+		struct ibr_initramfs h;
+		int rc = ibr_initramfs_open(&h, argv[2], why, sizeof(why)) ||
+			 ibr_initramfs_list(&h, list_entry, NULL, why, sizeof(why));
+
+		if (rc)
 			fprintf(stderr, "%s\n", why);
-			return 1;
-		}
-		return 0;
+		ibr_initramfs_close(&h);
+		return rc ? 1 : 0;
 	}
 	if (argc != 1) {
 		fprintf(stderr, "usage: test_ibr [modinfo FILE | initramfs FILE]\n");

@@ -24,6 +24,9 @@
 #include "ipr_conf.h"
 #include "ipr_msg.h"
 
+/* ipr_decode takes buffers as nl_recv gives them: 4-byte aligned. */
+#define IPR_ALIGNED __attribute__((aligned(4)))
+
 static int failed;
 
 static void check(const char *name, int ok, const char *why)
@@ -43,14 +46,14 @@ static void check(const char *name, int ok, const char *why)
 /* ---- requests as ib_core sends them --------------------------------------- */
 
 /* addr.c: IP_RESOLVE for 10.2.0.1 on ifindex 5, seq 7. */
-static const uint8_t req_v4[] = {
+static const uint8_t req_v4[] IPR_ALIGNED = {
 	LE32(28), LE16(0x1002), LE16(0x0001), LE32(7), LE32(0),
 	LE32(5),				/* rdma_ls_ip_resolve_header */
 	LE16(8), LE16(0x2009), 10, 2, 0, 1,	/* MANDATORY | LS_NLA_TYPE_IPV4 */
 };
 
 /* IPv6 fd00::b:1 on ifindex 3, seq 0x01020304. */
-static const uint8_t req_v6[] = {
+static const uint8_t req_v6[] IPR_ALIGNED = {
 	LE32(40), LE16(0x1002), LE16(0x0001), LE32(0x01020304), LE32(0),
 	LE32(3),
 	LE16(20), LE16(0x200a), 0xfd, 0, 0, 0, 0, 0, 0, 0,
@@ -78,7 +81,7 @@ static void test_decode_requests(void)
  * path use: 66 bytes, aligned 68), then SERVICE_ID/DGID/SGID attributes. */
 static void test_decode_path_query(void)
 {
-	uint8_t m[16 + 68 + 12 + 20 + 20] = { 0 };
+	uint8_t m[16 + 68 + 12 + 20 + 20] IPR_ALIGNED = { 0 };
 	const uint8_t hdr[] = { LE32(sizeof(m)), LE16(0x1000), LE16(0x0001),
 				LE32(99), LE32(0) };
 	struct ipr_req q;
@@ -116,7 +119,7 @@ static void expect_bad(const char *name, const uint8_t *m, size_t len,
 
 static void test_malformed(void)
 {
-	uint8_t m[64];
+	uint8_t m[64] IPR_ALIGNED;
 
 	expect_bad("bad-short-header", req_v4, 10, "shorter than a netlink header");
 	memcpy(m, req_v4, sizeof(req_v4));
@@ -138,19 +141,19 @@ static void test_malformed(void)
 	m[0] = 22;
 	expect_bad("bad-attr-truncated", m, 22, "truncated attribute header");
 	{
-		uint8_t w[32] = { LE32(32), LE16(0x1002), LE16(1), LE32(1), LE32(0),
+		uint8_t w[32] IPR_ALIGNED = { LE32(32), LE16(0x1002), LE16(1), LE32(1), LE32(0),
 				  LE32(1), LE16(10), LE16(0x2009), 10, 2, 0, 1, 0, 0,
 				  0, 0 };
 		expect_bad("bad-ipv4-size", w, 32, "wrong size");
 	}
 	{
-		uint8_t two[36] = { LE32(36), LE16(0x1002), LE16(1), LE32(1), LE32(0),
+		uint8_t two[36] IPR_ALIGNED = { LE32(36), LE16(0x1002), LE16(1), LE32(1), LE32(0),
 				    LE32(1), LE16(8), LE16(0x2009), 10, 2, 0, 1,
 				    LE16(8), LE16(0x2009), 10, 2, 0, 2 };
 		expect_bad("bad-two-addresses", two, 36, "more than one address");
 	}
 	{
-		uint8_t mand[36] = { LE32(36), LE16(0x1002), LE16(1), LE32(1), LE32(0),
+		uint8_t mand[36] IPR_ALIGNED = { LE32(36), LE16(0x1002), LE16(1), LE32(1), LE32(0),
 				     LE32(1), LE16(8), LE16(0x2007), 0, 0, 0, 0,
 				     LE16(8), LE16(0x2009), 10, 2, 0, 2 };
 		struct ipr_req q;
@@ -166,13 +169,13 @@ static void test_malformed(void)
 
 static void test_other_messages(void)
 {
-	const uint8_t set_timeout[] = { LE32(16), LE16(0x1001), LE16(1), LE32(3), LE32(77) };
-	const uint8_t nldev[] = { LE32(16), LE16(0x1401), LE16(1), LE32(3), LE32(0) };
-	const uint8_t answer[] = { LE32(16), LE16(0x1000), LE16(0x0100), LE32(3), LE32(77) };
-	const uint8_t eperm[] = { LE32(36), LE16(2), LE16(0), LE32(3), LE32(0),
+	const uint8_t set_timeout[] IPR_ALIGNED = { LE32(16), LE16(0x1001), LE16(1), LE32(3), LE32(77) };
+	const uint8_t nldev[] IPR_ALIGNED = { LE32(16), LE16(0x1401), LE16(1), LE32(3), LE32(0) };
+	const uint8_t answer[] IPR_ALIGNED = { LE32(16), LE16(0x1000), LE16(0x0100), LE32(3), LE32(77) };
+	const uint8_t eperm[] IPR_ALIGNED = { LE32(36), LE16(2), LE16(0), LE32(3), LE32(0),
 				  LE32((uint32_t)-EPERM), LE32(36), LE16(0x1002), LE16(0),
 				  LE32(3), LE32(0) };
-	uint8_t two[sizeof(req_v4) + sizeof(req_v6)];
+	uint8_t two[sizeof(req_v4) + sizeof(req_v6)] IPR_ALIGNED;
 	struct ipr_req q;
 	size_t used;
 	enum ipr_kind k;

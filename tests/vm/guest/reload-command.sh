@@ -10,7 +10,7 @@
 #    consumer the guest can make; NFS over RDMA, NVMe-oF, iSER and IPoIB need
 #    a target or a fabric rxe does not give, and are covered on fake trees
 #    by tests/unit/reload): --in-tree exits 4 naming the process and
-#    changes nothing; with --force the server is stopped and the in-tree
+#    changes nothing; with --kill-rdma-cm-users (issue 24: not --force) the server is stopped and the in-tree
 #    stack loaded;
 #  - rollback: with the overlay's rdma_ucm.ko in updates/ made unloadable
 #    (its vermagic altered past the release, which the kernel checks even
@@ -123,7 +123,7 @@ else
 	show again
 fi
 
-# ---- refusal while rdma_cm is in use, then --force ------------------------
+# ---- refusal while rdma_cm is in use, then --kill-rdma-cm-users ------------------------
 timeout 100 rping -s -a "$RXE_IP" -p 7192 -C 1000000 >/tmp/rc-server.out 2>&1 &
 spid=$!
 if ! wait_listen 7192; then
@@ -145,7 +145,7 @@ if overlay_all && dep_check && kill -0 "$rpid" 2>/dev/null; then
 else
 	t_fail reload-command:refuse-changes-nothing "${why:-the stack, $DEP or the rping server changed}"
 fi
-run_reload force --in-tree --force
+run_reload force --in-tree --kill-rdma-cm-users
 if [ "$rrc" -eq 0 ] && intree_check && dep_check && ! kill -0 "$rpid" 2>/dev/null; then
 	t_pass reload-command:force-in-tree
 else

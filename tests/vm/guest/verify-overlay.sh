@@ -30,7 +30,7 @@ sev() {
 	sed -n "s/^    \"$2\": {\"severity\": \"\([a-z]*\)\".*/\1/p" "$1"
 }
 msg() {
-	sed -n "s/^    \"$2\": {\"severity\": \"[a-z]*\", \"message\": \"\(.*\)\"}.*/\1/p" "$1"
+	sed -n "s/^    \"$2\": {\"severity\": \"[a-z]*\", \"message\": \"\(.*\)\"\(, \"reload_pending\": true\)\{0,1\}}.*/\1/p" "$1"
 }
 # expect NAME FILE CHECK SEVERITY [GREP-E-PATTERN]
 expect() {
@@ -58,7 +58,12 @@ expect verify-overlay:package /tmp/verify.json package error "ib-routed is not i
 expect verify-overlay:dkms /tmp/verify.json dkms error "DKMS knows no ib-routed"
 expect verify-overlay:initramfs /tmp/verify.json initramfs skip "no initramfs"
 expect verify-overlay:lockdown /tmp/verify.json lockdown ok "not enforced"
-expect verify-overlay:dependents /tmp/verify.json dependents ok "none of the [0-9]+ in-tree dependents"
+# Skipped (issue 24) when no in-tree dependent is loaded in this image.
+if [ "$(sev /tmp/verify.json dependents)" = skip ]; then
+	expect verify-overlay:dependents /tmp/verify.json dependents skip "none of the [0-9]+ in-tree dependents .* is loaded and none failed"
+else
+	expect verify-overlay:dependents /tmp/verify.json dependents ok "none of the [0-9]+ in-tree dependents"
+fi
 expect verify-overlay:kernel-log /tmp/verify.json kernel-log ok
 # The image carries the patched librdmacm without its ld.so.conf.d entry
 # (the package is not installed here): verify says so.
@@ -102,8 +107,10 @@ for d in $(modinfo -F depends "$intree" | tr , ' '); do
 done
 if [ "$ok" = yes ] && insmod "$intree" 2>/tmp/insmod.err; then
 	run_verify /tmp/verify-intree.json
-	expect verify-overlay:intree-module-ib_cm /tmp/verify-intree.json module:ib_cm error "not the overlay's: it has no module version"
+	# A reload pending (issue 24): a warning, not an error.
+	expect verify-overlay:intree-module-ib_cm /tmp/verify-intree.json module:ib_cm warn "^reload pending: the loaded ib_cm is the in-tree module"
 	expect verify-overlay:intree-rdma_cm-not-loaded /tmp/verify-intree.json module:rdma_cm skip "not loaded"
+	# Still 2: package and dkms are errors in this image (no package).
 	t_check verify-overlay:intree-exit-status "exit $vrc, expected 2" [ "$vrc" -eq 2 ]
 	rmmod ib_cm || diag "could not unload the in-tree ib_cm"
 else
