@@ -114,6 +114,35 @@ static char *unsupported_msg(const struct verify *v)
 	}
 }
 
+/*
+ * Why ib-routed's autoinstall (dkms-kernel) skipped this kernel, from its
+ * state file /var/lib/ib-routed/kernels/KVER ("state=skipped",
+ * "reason=..."); NULL when it did not (installed, or never tried). A
+ * skipped kernel keeps its in-tree stack by design: one cause, reported
+ * with one severity (a warning) by every check it shows in.
+ */
+static char *kernel_skipped(const struct verify *v)
+{
+	char *f = ibr_path(&v->sys, "/var/lib/ib-routed/kernels/%s", v->sys.kver);
+	char *text = ibr_slurp(f, NULL), *reason = NULL, *line, *save = NULL;
+	int skipped = 0;
+
+	free(f);
+	if (!text)
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strcmp(line, "state=skipped"))
+			skipped = 1;
+		else if (!strncmp(line, "reason=", 7))
+			reason = line + 7;
+	}
+	reason = skipped ? ibr_fmt("the overlay was not built for %s: %s; this kernel keeps its in-tree RDMA stack (retry: /usr/libexec/ib-routed/dkms-kernel install %s; log: /var/lib/ib-routed/kernels/%s.log)",
+				   v->sys.kver, reason && *reason ? reason : "no reason recorded",
+				   v->sys.kver, v->sys.kver) : NULL;
+	free(text);
+	return reason;
+}
+
 /* A message assembled from parts ("; "-separated), with its worst severity. */
 struct note {
 	enum sev sev;
@@ -217,7 +246,7 @@ static int overlay_installed(struct verify *v)
 /* dpkg's view of the package, from dpkg-query on ROOT's dpkg database
  * (--admindir): 1 installed (version set), 0 not, and the state when it is
  * something else; -1 without a dpkg database or dpkg-query. */
-static int dpkg_state(struct verify *v, char **version, char **state)
+static int dpkg_state(struct verify *v, const char *pkg, char **version, char **state)
 {
 	char *admin = ibr_path(&v->sys, "/var/lib/dpkg");
 	char *q, *cmd;
@@ -236,7 +265,7 @@ static int dpkg_state(struct verify *v, char **version, char **state)
 	q = ibr_shell_quote(admin);
 	free(admin);
 	cmd = ibr_fmt("dpkg-query --admindir %s -W -f '${Status}\\t${Version}\\n' %s 2>/dev/null", q,
-		      IBR_DKMS_PACKAGE);
+		      pkg);
 	free(q);
 	f = popen(cmd, "r");
 	free(cmd);
@@ -257,7 +286,7 @@ static int dpkg_state(struct verify *v, char **version, char **state)
 	return strcmp(*state, "install ok installed") == 0;
 }
 
-static int rpm_state(struct verify *v, char **version)
+static int rpm_state(struct verify *v, const char *pkg, char **version)
 {
 	char *db = ibr_path(&v->sys, "/var/lib/rpm");
 	char *q, *cmd;
@@ -273,7 +302,7 @@ static int rpm_state(struct verify *v, char **version)
 	free(db);
 	q = ibr_shell_quote(v->sys.root);
 	cmd = ibr_fmt("rpm --root %s -q --qf '%%{VERSION}-%%{RELEASE}' %s 2>/dev/null", q,
-		      IBR_DKMS_PACKAGE);
+		      pkg);
 	free(q);
 	f = popen(cmd, "r");
 	free(cmd);
@@ -290,7 +319,7 @@ static int rpm_state(struct verify *v, char **version)
 static void check_package(struct verify *v)
 {
 	char *ver = NULL, *state = NULL;
-	int d = dpkg_state(v, &ver, &state);
+	int d = dpkg_state(v, IBR_DKMS_PACKAGE, &ver, &state);
 	struct ibr_list dk = { 0 };
 
 	if (d == 1) {
@@ -300,7 +329,7 @@ static void check_package(struct verify *v)
 	{
 		char *rv = NULL;
 
-		if (rpm_state(v, &rv) == 1) {
+		if (rpm_state(v, IBR_DKMS_PACKAGE, &rv) == 1) {
 			report(v, "package", SEV_OK, "%s %s installed (rpm)", IBR_DKMS_PACKAGE, rv);
 			free(rv);
 			goto out;
@@ -363,19 +392,24 @@ static void check_dkms(struct verify *v)
 		const char *ver = dk.v[dk.n - 1];
 		char *built = ibr_path(&v->sys, "/var/lib/dkms/%s/%s/%s/%s", IBR_PACKAGE, ver, k, a);
 
+		char *why = kernel_skipped(v);
+
 		if (unsupported(v)) {
 			char *m = unsupported_msg(v);
 
 			report(v, "dkms", SEV_WARN, "%s; DKMS has ib-routed %s and skips this kernel", m, ver);
 			free(m);
+		} else if (why) {
+			report(v, "dkms", SEV_WARN, "%s", why);
 		} else if (ibr_is_dir(built)) {
 			report(v, "dkms", SEV_ERROR, "ib-routed %s is built for %s but not installed (dkms install -m %s -v %s -k %s)",
 			       ver, k, IBR_PACKAGE, ver, k);
 		} else {
 			report(v, "dkms", SEV_ERROR,
-			       "ib-routed %s is not built for %s: dkms autoinstall -k %s (and see its make.log: kernel source or headers missing?)",
+			       "ib-routed %s is not built for %s: /usr/libexec/ib-routed/dkms-kernel install %s builds it (or says why it cannot)",
 			       ver, k, k);
 		}
+		free(why);
 		free(built);
 	}
 	free(inst);
@@ -388,7 +422,7 @@ static void check_module_files(struct verify *v)
 {
 	struct note n = { SEV_OK, NULL };
 	struct ibr_list where = { 0 }, intree = { 0 };
-	char *stamp = NULL;
+	char *stamp = NULL, *skipped = NULL;
 
 	if (!v->dep_ok) {
 		report(v, "module-files", SEV_ERROR, "cannot read /lib/modules/%s/modules.dep.bin: run depmod %s", v->sys.kver, v->sys.kver);
@@ -420,6 +454,12 @@ static void check_module_files(struct verify *v)
 			note_add(&n, SEV_WARN, "%s is compressed, cannot read it", rel);
 		} else if (mi.status != IBR_MI_OK) {
 			note_add(&n, SEV_ERROR, "%s", mi.err);
+		} else if (!mi.ibr_version && strncmp(rel, "updates/", 8) == 0) {
+			/* MLNX_OFED's mlnx-ofed-kernel-dkms installs its own ib_cm.ko
+			 * and rdma_cm.ko there too: name what is in the way. */
+			note_add(&n, SEV_ERROR,
+				 "%s is a foreign module (version '%s', not an ib-routed build) that modprobe loads instead of the overlay's and the in-tree one: another RDMA stack (MLNX_OFED's mlnx-ofed-kernel-dkms?) is installed; remove it or ib-routed",
+				 rel, mi.version ? mi.version : "none");
 		} else if (!mi.ibr_version) {
 			note_add(&n, SEV_ERROR, "%s is not an ib-routed build (no ib_routed_version in its modinfo)", rel);
 		} else {
@@ -444,6 +484,11 @@ static void check_module_files(struct verify *v)
 		note_add(&n, SEV_WARN, "%s; modprobe loads the in-tree %s", m, t);
 		free(m);
 		free(t);
+	} else if (intree.n && (skipped = kernel_skipped(v))) {
+		char *t = join(&intree, " ");
+
+		note_add(&n, SEV_WARN, "%s; modprobe loads the in-tree %s", skipped, t);
+		free(t);
 	} else if (intree.n) {
 		char *t = join(&intree, " ");
 
@@ -464,6 +509,7 @@ static void check_module_files(struct verify *v)
 	}
 	free(n.text);
 	free(stamp);
+	free(skipped);
 	ibr_list_free(&where);
 	ibr_list_free(&intree);
 }
@@ -472,6 +518,7 @@ static void check_module_files(struct verify *v)
 
 static void check_loaded(struct verify *v, const char *m)
 {
+	char *skipped = NULL;
 	char name[128];
 	char *sysdir = ibr_path(&v->sys, "/sys/module/%s", m);
 	char *lver, *lsrc, *p, *tmp;
@@ -493,11 +540,12 @@ static void check_loaded(struct verify *v, const char *m)
 	p = winner_path(v, m, &rel);
 	if (p && !is_intree(rel))
 		ibr_modinfo_read(p, &mi);
-	if ((!p || is_intree(rel)) && unsupported(v)) {
-		char *u = unsupported_msg(v);
+	if ((!p || is_intree(rel)) && (unsupported(v) || (skipped = kernel_skipped(v)))) {
+		char *u = skipped ? skipped : unsupported_msg(v);
 
 		report(v, name, SEV_WARN, "%s; the in-tree %s is loaded", u, m);
 		free(u);
+		skipped = NULL;
 	} else if (!p || is_intree(rel)) {
 		report(v, name, SEV_ERROR, "the loaded %s is not the overlay's: %s", m,
 		       lver ? "and no overlay file is installed for it" :
@@ -941,28 +989,43 @@ static int file_has(const char *path, const char *needle)
 }
 
 /*
- * ib-routed-librdmacm (docs/librdmacm.md): its ld.so.conf.d entry names the
- * private directory, the library there is the patched one (it defines the
- * RDMACM_IBR_1.0 symbol version), and ldconfig has run since, so that the
- * loader's cache lists it (ahead of the distribution's, by the entry's name).
+ * ib-routed-librdmacm (docs/librdmacm.md) replaces the distribution's
+ * librdmacm: when it is installed, the librdmacm.so.1 the loader's cache
+ * names must be the patched one (it defines the RDMACM_IBR_1.0 symbol
+ * version). When a newer distribution librdmacm has replaced the package,
+ * programs get that one: ib-routed's path-set resolver is not in use.
  */
 static void check_librdmacm(struct verify *v)
 {
-	char *conf = ibr_path(&v->sys, "/etc/ld.so.conf.d/librdmacm-ib-routed.conf");
-	char *txt = ibr_slurp(conf, NULL), *line, *save = NULL, *dir = NULL;
-	char *lib = NULL, *cache = NULL, *want = NULL, real[PATH_MAX], *rel = NULL;
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+					    "/usr/lib/i386-linux-gnu", "/usr/lib/arm-linux-gnueabihf",
+					    "/usr/lib/powerpc64le-linux-gnu", "/usr/lib64", "/usr/lib" };
+	char *ver = NULL, *state = NULL, *cache = NULL, *lib = NULL, real[PATH_MAX], *rel;
+	const char *dir = NULL;
+	int installed = dpkg_state(v, IBR_LIBRDMACM_PACKAGE, &ver, &state) == 1;
 
-	if (!txt) {
+	if (!installed) {
+		free(ver);
+		ver = NULL;
+		installed = rpm_state(v, IBR_LIBRDMACM_PACKAGE, &ver) == 1;
+	}
+	if (!installed) {
 		report(v, "librdmacm", SEV_SKIP,
 		       "ib-routed-librdmacm is not installed: programs use the distribution's librdmacm");
 		goto out;
 	}
-	for (line = strtok_r(txt, "\n", &save); line && !dir; line = strtok_r(NULL, "\n", &save))
-		if (line[0] == '/')
-			dir = line;
+	cache = ibr_path(&v->sys, "/etc/ld.so.cache");
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !dir; i++) {
+		char *want = ibr_fmt("%s/librdmacm.so.1", dirs[i]);
+
+		if (file_has(cache, want))
+			dir = dirs[i];
+		free(want);
+	}
 	if (!dir) {
-		report(v, "librdmacm", SEV_ERROR,
-		       "/etc/ld.so.conf.d/librdmacm-ib-routed.conf names no directory: reinstall ib-routed-librdmacm");
+		report(v, "librdmacm", SEV_WARN,
+		       "ib-routed-librdmacm %s is installed but the loader's cache has no librdmacm.so.1 (run ldconfig)",
+		       ver ? ver : "");
 		goto out;
 	}
 	lib = ibr_path(&v->sys, "%s/librdmacm.so.1", dir);
@@ -975,25 +1038,14 @@ static void check_librdmacm(struct verify *v)
 		       "%s/librdmacm.so.1 is not ib-routed's librdmacm (no RDMACM_IBR_1.0): reinstall ib-routed-librdmacm", dir);
 		goto out;
 	}
-	if (realpath(lib, real)) {
-		rel = strrchr(real, '/');
-		rel = rel ? rel + 1 : real;
-	}
-	cache = ibr_path(&v->sys, "/etc/ld.so.cache");
-	want = ibr_fmt("%s/librdmacm.so.1", dir);
-	if (!file_has(cache, want)) {
-		report(v, "librdmacm", SEV_WARN,
-		       "%s is not in the loader's cache: programs still get the distribution's librdmacm (run ldconfig)", want);
-		goto out;
-	}
-	report(v, "librdmacm", SEV_OK, "%s (%s) in the loader's cache, ahead of the distribution's librdmacm",
-	       want, rel ? rel : "librdmacm.so.1");
+	rel = realpath(lib, real) ? strrchr(real, '/') : NULL;
+	report(v, "librdmacm", SEV_OK, "%s/librdmacm.so.1 (%s) in the loader's cache is ib-routed-librdmacm %s's",
+	       dir, rel ? rel + 1 : "librdmacm.so.1", ver ? ver : "");
 out:
-	free(want);
-	free(cache);
 	free(lib);
-	free(txt);
-	free(conf);
+	free(cache);
+	free(ver);
+	free(state);
 }
 
 /*

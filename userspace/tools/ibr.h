@@ -22,6 +22,7 @@
 #define IBR_CM_MODULES "ib_cm iw_cm rdma_cm rdma_ucm"
 #define IBR_PACKAGE "ib-routed"
 #define IBR_DKMS_PACKAGE "ib-routed-dkms"
+#define IBR_LIBRDMACM_PACKAGE "ib-routed-librdmacm"
 
 struct ibr_sys {
 	const char *root;	/* "/" or a fake tree */
