@@ -246,11 +246,26 @@ static int overlay_installed(struct verify *v)
 /* dpkg's view of the package, from dpkg-query on ROOT's dpkg database
  * (--admindir): 1 installed (version set), 0 not, and the state when it is
  * something else; -1 without a dpkg database or dpkg-query. */
+/* The first line a command prints (newline removed) into buf; its pclose()
+ * status, or -1 when it could not run. */
+static int cmd_first_line(char *cmd, char *buf, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+
+	free(cmd);
+	buf[0] = '\0';
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return pclose(f);
+}
+
 static int dpkg_state(struct verify *v, const char *pkg, char **version, char **state)
 {
 	char *admin = ibr_path(&v->sys, "/var/lib/dpkg");
 	char *q, *cmd;
-	FILE *f;
 	char buf[512] = "", *tab;
 	int ret;
 
@@ -267,15 +282,9 @@ static int dpkg_state(struct verify *v, const char *pkg, char **version, char **
 	cmd = ibr_fmt("dpkg-query --admindir %s -W -f '${Status}\\t${Version}\\n' %s 2>/dev/null", q,
 		      pkg);
 	free(q);
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
 	/* exit 1: dpkg does not know the package (never installed) */
-	pclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	if (cmd_first_line(cmd, buf, sizeof(buf)) < 0)
+		return -1;
 	tab = strchr(buf, '\t');
 	if (!tab)
 		return 0;
@@ -290,7 +299,6 @@ static int rpm_state(struct verify *v, const char *pkg, char **version)
 {
 	char *db = ibr_path(&v->sys, "/var/lib/rpm");
 	char *q, *cmd;
-	FILE *f;
 	char buf[256] = "";
 	int ok;
 
@@ -304,13 +312,10 @@ static int rpm_state(struct verify *v, const char *pkg, char **version)
 	cmd = ibr_fmt("rpm --root %s -q --qf '%%{VERSION}-%%{RELEASE}' %s 2>/dev/null", q,
 		      pkg);
 	free(q);
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
+	ok = cmd_first_line(cmd, buf, sizeof(buf));
+	if (ok < 0)
 		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	ok = pclose(f) == 0 && buf[0];
+	ok = ok == 0 && buf[0];
 	if (ok)
 		*version = ibr_strdup(buf);
 	return ok;
