@@ -222,6 +222,43 @@ else
 	diag_file /tmp/sfp-outsmall.out.err
 fi
 
+# ---- outbound and inbound records with values the IBA does not define ----------------
+# They go into the end-to-end values and the QPs (ucma_path_values_ok()):
+# a set with one is refused with EINVAL and nothing set (the id stays
+# without a path), the same set with good values is taken after it; the
+# GMP record keeps 6.1's rules (an MTU of 0 in it is taken, as 6.1 does).
+set --
+n=0
+for bad in "0x0a mtu=0" "0x0a mtu=6" "0x0a rate=0" "0x12 packet_life=32" \
+	"0x12 dlid=0xc001" "0x12 slid=0" "0x0a pkey=0x8000"; do
+	case ${bad%% *} in
+	0x0a) o="${bad#* }" i='' ;;
+	*) o='' i="${bad#* }" ;;
+	esac
+	# shellcheck disable=SC2086 # the records' key=value words
+	set -- "$@" "id v$n ps=ib" "bind gid=$(port_gid $AP)" \
+		"resolve-addr dst-gid=$(port_gid $BP) dst-port=7530 timeout=5000" "wait ADDR_RESOLVED id=v$n" \
+		"path flags=0x03 $FWD" "path flags=0x0a $FWD $o" "path flags=0x12 $RET $i" \
+		"!set-path id=v$n" "tag v$n" "query-path id=v$n" 'tag' \
+		"path flags=0x03 $FWD" "path flags=0x0a $FWD" "path flags=0x12 $RET" \
+		"set-path id=v$n" "wait ROUTE_RESOLVED id=v$n" "destroy id=v$n"
+	n=$((n + 1))
+done
+# shellcheck disable=SC2086
+set -- "$@" "id g ps=ib" "bind gid=$(port_gid $AP)" \
+	"resolve-addr dst-gid=$(port_gid $BP) dst-port=7531 timeout=5000" "wait ADDR_RESOLVED id=g" \
+	"path flags=0x03 $FWD mtu=0" "path flags=0x0a $FWD" "path flags=0x12 $RET" \
+	"set-path id=g" "wait ROUTE_RESOLVED id=g" "destroy id=g"
+timeout 120 "$CM" 'timeout 10000' "$@" >/tmp/sfp-values.out 2>&1
+rc=$?
+chk_begin
+[ $rc -eq 0 ] || _bad="simfab-cm exit $rc: $(grep 'simfab-cm:' /tmp/sfp-values.out | tail -n 1)"
+chk_num refused "$(grep -c '^expected-failure SET_OPTION IB_PATH errno=22 ' /tmp/sfp-values.out)" $n
+chk_num unchanged "$(grep -c '^v[0-9]*\.path\.num_paths=0$' /tmp/sfp-values.out)" $n
+chk_num taken-after "$(grep -c '^destroyed v' /tmp/sfp-values.out)" $n
+chk_num gmp-as-6.1 "$(grep -c '^destroyed g' /tmp/sfp-values.out)" 1
+chk_end pathset:out-of-range-values-refused /tmp/sfp-values.out
+
 # ---- an alternate through the other router ----------------------------------------
 # The primary as above (through RA); the alternate's forward record is
 # A's record with the DLID of the other router's port on A (the caller
