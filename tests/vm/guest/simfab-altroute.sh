@@ -125,14 +125,7 @@ rc_run() {
 	rmmod simfab_rc_test
 	dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"/tmp/ar-$_n.ktap"
 	cat $D/capture >"/tmp/ar-$_n.cap"
-	while read -r _st _ _name _rest; do
-		case $_st in
-		ok) t_pass "$T:altroute:$_n-${_name#simfab_rc_"$_case"_}" ;;
-		not) _name=${_rest%% *}; t_fail "$T:altroute:$_n-${_name#simfab_rc_"$_case"_}" "${_rest#* # }" ;;
-		esac
-	done <<-EOF
-	$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' "/tmp/ar-$_n.ktap")
-	EOF
+	ktap_relay "$T:altroute:$_n-" "simfab_rc_${_case}_" "/tmp/ar-$_n.ktap" "$T:altroute:$_n-plan"
 }
 # qa NAME KEY VALUE-KEY: a value of a "# CASE KEY ..." line of that run.
 qa() { sed -n "s|^# [^ ]* $2 \(.* \)*$3=\([^ ]*\).*|\2|p" "/tmp/ar-$1.ktap" | head -n 1; }

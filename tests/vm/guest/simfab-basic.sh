@@ -136,22 +136,7 @@ if has_mod simfab_test; then
 	m2=$(dmesg_mark)
 	if timeout 60 modprobe simfab_test; then
 		dmesg_since "$m2" | sed -n 's/^\[[^]]*\] //p' >/tmp/ktap.out
-		while read -r st _ name rest; do
-			case $st in
-			ok) t_pass "simfab-basic:$name" ;;
-			not) t_fail "simfab-basic:${rest%% *}" "${rest#* # }" ;;
-			esac
-		done <<-EOF
-		$(grep -E '^(ok|not ok) [0-9]+ simfab_' /tmp/ktap.out)
-		EOF
-		planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' /tmp/ktap.out)
-		ran=$(grep -cE '^(ok|not ok) [0-9]+ simfab_' /tmp/ktap.out)
-		if [ "$ran" -eq "${planned:-0}" ]; then
-			t_pass simfab-basic:ktap-plan
-		else
-			diag_file /tmp/ktap.out
-			t_fail simfab-basic:ktap-plan "$ran of ${planned:-?} KTAP results"
-		fi
+		ktap_relay simfab-basic: simfab_ /tmp/ktap.out simfab-basic:ktap-plan
 		rmmod simfab_test
 	else
 		t_fail simfab-basic:ktap "modprobe simfab_test failed"

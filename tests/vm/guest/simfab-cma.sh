@@ -295,14 +295,7 @@ apm() {
 	rmmod simfab_rc_test
 	dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"/tmp/sfc-$_n.ktap"
 	cat $D/capture >"/tmp/sfc-$_n.cap"
-	while read -r _st _ _name _rest; do
-		case $_st in
-		ok) t_pass "$T:cma:$_n-${_name#simfab_rc_cma-apm_}" ;;
-		not) _name=${_rest%% *}; t_fail "$T:cma:$_n-${_name#simfab_rc_cma-apm_}" "${_rest#* # }" ;;
-		esac
-	done <<-EOF
-	$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' "/tmp/sfc-$_n.ktap")
-	EOF
+	ktap_relay "$T:cma:$_n-" simfab_rc_cma-apm_ "/tmp/sfc-$_n.ktap" "$T:cma:$_n-plan"
 	k=/tmp/sfc-$_n.ktap
 	chk_begin
 	chk_num act-alt-dlid "$(qa act.before alt_dlid)" "$RB_ALID"

@@ -131,25 +131,7 @@ diag "hosts: $(echo "$HOSTS" | tr '\n' ' ') ip router: $GW; A=$A B=$B"
 # ---- multicast in the kernel, before ib_ipoib ------------------------------
 # ktap NAME OUTPUT: every KTAP result line of simfab_test as $T:ktap-NAME.
 ktap() {
-	while read -r st _ name rest; do
-		case $st in
-		ok) t_pass "$T:ktap-${name#simfab_}" ;;
-		not)
-			_n=${rest%% *}
-			t_fail "$T:ktap-${_n#simfab_}" "${rest#* # }"
-			;;
-		esac
-	done <<-EOF
-	$(grep -E '^(ok|not ok) [0-9]+ simfab_' "$2")
-	EOF
-	_plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$2")
-	_ran=$(grep -cE '^(ok|not ok) [0-9]+ simfab_' "$2")
-	if [ "$_ran" -gt 0 ] && [ "$_ran" -eq "${_plan:-0}" ]; then
-		t_pass "$T:ktap-$1-plan"
-	else
-		t_fail "$T:ktap-$1-plan" "planned ${_plan:-none}, ran $_ran"
-		diag_file "$2"
-	fi
+	ktap_relay "$T:ktap-" simfab_ "$2" "$T:ktap-$1-plan"
 }
 echo clear >$D/ctl
 m=$(dmesg_mark)

@@ -106,23 +106,7 @@ run() {
 	cat $D/capture >"/tmp/sfrc-$_c.cap"
 	cat $D/counters >"/tmp/sfrc-$_c.counters"
 	[ -z "${SIMFAB_DEBUG:-}" ] || { diag_file "/tmp/sfrc-$_c.ktap"; diag_file "/tmp/sfrc-$_c.cap"; }
-	while read -r _st _ _name _rest; do
-		_name=${_name#simfab_rc_}
-		case $_st in
-		ok) t_pass "$T:$KPFX:$_name" ;;
-		not) _name=${_rest%% *}; t_fail "$T:$KPFX:${_name#simfab_rc_}" "${_rest#* # }" ;;
-		esac
-	done <<-EOF
-	$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' "/tmp/sfrc-$_c.ktap")
-	EOF
-	_plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "/tmp/sfrc-$_c.ktap")
-	_ran=$(grep -cE '^(ok|not ok) [0-9]+ simfab_rc_' "/tmp/sfrc-$_c.ktap")
-	if [ "$_ran" -eq "${_plan:-0}" ] && [ "$_ran" -gt 0 ]; then
-		t_pass "$T:$KPFX:$_c-plan"
-	else
-		diag_file "/tmp/sfrc-$_c.ktap"
-		t_fail "$T:$KPFX:$_c-plan" "$_ran of ${_plan:-?} KTAP results"
-	fi
+	ktap_relay "$T:$KPFX:" simfab_rc_ "/tmp/sfrc-$_c.ktap" "$T:$KPFX:$_c-plan"
 }
 # qa NAME WHO.WHEN KEY: a query_qp value from a run's diagnostics.
 qa() {

@@ -122,6 +122,43 @@ chk_end() { # NAME [FILE...]: the result; the files as diagnostics on failure
 	fi
 }
 
+# ---- KTAP ---------------------------------------------------------------------
+# ktap_relay PREFIX STRIP FILE PLAN-NAME: every KTAP result of a test
+# module in FILE (the kernel log of its run, timestamps removed) whose name
+# starts with STRIP becomes a result PREFIX<name less STRIP>; then
+# PLAN-NAME passes only when the module's plan line "1..N" is there with
+# N > 0 and every test 1..N reported exactly once. A run that printed
+# nothing, stopped halfway (its plan never came) or lost lines (a log that
+# wrapped) fails, and each number never reported is a failure of its own,
+# PREFIXtest-I-not-reached, instead of being left out of the totals.
+ktap_relay() {
+	_kp=$1 _ks=$2 _kf=$3 _kn=$4
+	while read -r _st _ _name _rest; do
+		case $_st in
+		ok) t_pass "$_kp${_name#"$_ks"}" ;;
+		not) _name=${_rest%% *}; t_fail "$_kp${_name#"$_ks"}" "${_rest#* # }" ;;
+		esac
+	done <<-EOF
+	$(grep -E "^(ok|not ok) [0-9]+ $_ks" "$_kf")
+	EOF
+	_plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$_kf" | head -n 1)
+	# the numbers 1..plan that were not reported once
+	_gone=$(awk -v n="${_plan:-0}" '
+		/^not ok [0-9]+ / { seen[$3]++; next }
+		/^ok [0-9]+ / { seen[$2]++ }
+		END { for (i = 1; i <= n; i++) if (seen[i] != 1) printf "%d ", i }' "$_kf")
+	_ran=$(grep -cE '^(ok|not ok) [0-9]+ ' "$_kf")
+	for _i in $_gone; do
+		t_fail "${_kp}test-$_i-not-reached" "planned ${_plan}, test $_i reported $(grep -cE "^(not )?ok $_i " "$_kf") times"
+	done
+	if [ "${_plan:-0}" -gt 0 ] && [ "$_ran" -eq "$_plan" ] && [ -z "$_gone" ]; then
+		t_pass "$_kn"
+	else
+		t_fail "$_kn" "planned ${_plan:-none}, ran $_ran${_gone:+, not reported once: $_gone}"
+		diag_file "$_kf"
+	fi
+}
+
 # out FILE KEY: the value of simfab-cm's line KEY=value.
 out() {
 	awk -v k="$2=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' "$1"
