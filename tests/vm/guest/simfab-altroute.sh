@@ -260,6 +260,7 @@ chk_end altroute:alt-silent-canceled /tmp/ar-alt-silent.ktap
 late_run() {
 	param alt_path "$2"
 	echo "delay class=0x0d to=$AR ms=1500" >$D/ctl
+	[ -z "${4:-}" ] || echo "$4" >$D/ctl
 	_f0=$(cnt a3/1 alt_found)
 	# shellcheck disable=SC2046
 	rc_run "$1" cma-altroute-late $(ends a3/1 b3/1) opt_in="$3" retry=3 \
@@ -310,6 +311,30 @@ chk_num no-lap "$(grep -c " class=0x07 .* attr=0x0019 " "/tmp/ar-$n.cap")" 0
 chk_num late-paths "$(qa $n late-route n)" 1
 chk_num act-alt-dlid "$(qa $n act.late alt_dlid)" 0
 chk_end altroute:late-not-opted-in-no-lap "/tmp/ar-$n.ktap"
+
+# The discovery ends while the REQ is out: the REP held 3 s on its way to
+# a3/1 (less than the REQ's 4.3 s response timeout), so the last answer of
+# b3/2's service reaches a3/1 after the REQ left and before the REP. The
+# alternate waits for the RTU and goes out by LAP after it.
+late_run late-req-out 1 1 "delay class=0x07 attr=0x0013 to=a3/1 ms=3000"
+n=late-req-out
+ans() { # the line of the last ib_remote_sa answer delivered at a3/1
+	grep -n " at=a3/1 .* class=0x0d .* verdict=delivered " "/tmp/ar-$n.cap" |
+		tail -n 1 | cut -d: -f1 | grep . || echo 0
+}
+chk_begin
+chk_num discovery-found "$late_found" 1
+req_l=$(grep -n " at=b3/1 .* class=0x07 .* attr=0x0010 .* verdict=delivered " "/tmp/ar-$n.cap" | head -n 1 | cut -d: -f1)
+rep=$(cm 0x0013 a3/1 $n) rtu=$(cm 0x0014 b3/1 $n) lap=$(cm 0x0019 b3/1 $n) last=$(ans)
+[ "${req_l:-0}" -gt 0 ] && [ "$last" -gt "$req_l" ] && [ "$rep" -gt "$last" ] ||
+	_bad="$_bad discovery-not-while-req-out(req=${req_l:-0},last-answer=$last,rep=$rep)"
+r=$(req $n b3/1)
+[ -z "$r" ] || chk_num req-no-alt-local-lid "$(madn "$(capf "$r" mad)" 120 2)" 0
+[ "$rtu" -gt "$rep" ] && [ "$lap" -gt "$rtu" ] || _bad="$_bad no-LAP-after-RTU(rep=$rep,rtu=$rtu,lap=$lap)"
+chk_num late-paths "$(qa $n late-route n)" 2
+chk_num act-alt-dlid "$(qa $n act.late alt_dlid)" "$RA_ALID"
+chk_num pas-alt-dlid "$(qa $n pas.late alt_dlid)" "$RA_BLID"
+chk_end altroute:late-alternate-while-req-out "/tmp/ar-$n.ktap" "/tmp/ar-$n.cap"
 param alt_path 1
 
 # ---- destroy during the discovery ------------------------------------------------
