@@ -83,6 +83,11 @@ struct sf_host {
 	int psubnet[SF_MAX_PORTS];	/* each port's subnet ("subnets=") */
 	bool iprouter;		/* the guest forwards IP between its ports */
 	struct sf_props props;
+	/*
+	 * The default partition's entry: 0xffff (full member) or 0x7fff
+	 * (limited, as the compute nodes of a partitioned fabric are).
+	 */
+	u16 pkey1;
 	u16 pkey2;		/* second P_Key table entry */
 	u16 lids[SF_MAX_PORTS];	/* assigned at parse time */
 };

@@ -260,6 +260,8 @@ static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 		h->nports = v;
 	else if (!strcmp(key, "pkey2") && v <= 0xffff && (v & 0x7fff))
 		h->pkey2 = v;
+	else if (!strcmp(key, "pkey1") && (v == 0xffff || v == 0x7fff))
+		h->pkey1 = v;
 	else
 		return sf_parse_props(&h->props, key, v);
 	return 0;
@@ -2606,7 +2608,7 @@ static int sf_add_dev(int h)
 		/* Locally administered GUIDs: "SF", host, port. */
 		port->guid = 0x5346000000000000ULL | (u64)(h + 1) << 8 | (p + 1);
 		port->lid = hh->lids[p];	/* sf_next_lid */
-		port->pkeys[0] = IB_DEFAULT_PKEY_FULL;
+		port->pkeys[0] = hh->pkey1 ?: IB_DEFAULT_PKEY_FULL;
 		port->pkeys[1] = hh->pkey2;
 	}
 	d->ibdev.node_type = RDMA_NODE_IB_CA;

@@ -67,6 +67,8 @@ struct pr_query {
 	const u8 *rec;
 	bool get;		/* SubnAdmGet: one record */
 	bool routed;		/* DGID off-subnet: to a router port */
+	/* The port the query came from (by its SLID), or NULL. */
+	const struct sf_port *req;
 };
 
 static bool has(const struct pr_query *q, __be64 bit)
@@ -121,6 +123,23 @@ static u16 pkey_entry(const struct sf_port *p, u16 pkey)
 		if ((p->pkeys[i] & 0x7fff) && (p->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
 			return p->pkeys[i];
 	return 0;
+}
+
+/*
+ * OpenSM's osm_physp_share_pkey (osm_pkey.c): a port shares with itself;
+ * two ports share when they have an entry of one partition, one of them
+ * as a full member.
+ */
+static bool share_pkey(const struct sf_port *a, const struct sf_port *b)
+{
+	int i;
+
+	if (a == b)
+		return true;
+	for (i = 0; i < SF_PKEYS; i++)
+		if (pkey_pair_ok(a->pkeys[i], pkey_entry(b, a->pkeys[i])))
+			return true;
+	return false;
 }
 
 /*
@@ -341,6 +360,14 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 	int nl = 1 << q->sn->lmc, found = 0, iters = INT_MAX, so, dof;
 	u16 smin = sp->lid, smax = sp->lid + nl - 1, s;
 	u16 dmin = dp->lid, dmax = dp->lid + nl - 1, d;
+
+	/*
+	 * OpenSM (pr_rcv_get_port_pair_paths): a requester learns only the
+	 * paths between ports it shares a partition with, each end
+	 * (osm_port_share_pkey), whatever the two ends share.
+	 */
+	if (q->req && (!share_pkey(q->req, sp) || !share_pkey(q->req, dp)))
+		return false;
 
 	if (has(q, IB_SA_PATH_REC_SLID)) {
 		s = get_unaligned_be16(q->rec + 42);
@@ -1257,6 +1284,7 @@ void sf_sa_recv(struct sf_pkt *pkt)
 	}
 	q.sn = &sf_fab.subnets[pkt->subnet];
 	q.routed = false;
+	q.req = sf_port_by_lid(pkt->subnet, pkt->slid, NULL);
 	q.mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
 	q.rec = pkt->data + SA_DATA;
 	q.get = method == IB_MGMT_METHOD_GET;
