@@ -259,7 +259,7 @@ chk_end altroute:alt-silent-canceled /tmp/ar-alt-silent.ktap
 # after the connection is up. late_run NAME ALT_PATH OPT_IN: that case.
 late_run() {
 	param alt_path "$2"
-	echo "delay class=0x0d to=$AR ms=1500" >$D/ctl
+	echo "delay class=0x0d to=$AR ms=${5:-1500}" >$D/ctl
 	[ -z "${4:-}" ] || echo "$4" >$D/ctl
 	_f0=$(cnt a3/1 alt_found)
 	# shellcheck disable=SC2046
@@ -312,11 +312,12 @@ chk_num late-paths "$(qa $n late-route n)" 1
 chk_num act-alt-dlid "$(qa $n act.late alt_dlid)" 0
 chk_end altroute:late-not-opted-in-no-lap "/tmp/ar-$n.ktap"
 
-# The discovery ends while the REQ is out: the REP held 3 s on its way to
-# a3/1 (less than the REQ's 4.3 s response timeout), so the last answer of
+# The discovery ends while the REQ is out: b3/2's queries held 300 ms
+# (the discovery ends in about a second), the REP 3 s on its way to a3/1
+# (less than the REQ's 4.3 s response timeout), so the last answer of
 # b3/2's service reaches a3/1 after the REQ left and before the REP. The
 # alternate waits for the RTU and goes out by LAP after it.
-late_run late-req-out 1 1 "delay class=0x07 attr=0x0013 to=a3/1 ms=3000"
+late_run late-req-out 1 1 "delay class=0x07 attr=0x0013 to=a3/1 ms=3000" 300
 n=late-req-out
 ans() { # the line of the last ib_remote_sa answer delivered at a3/1
 	grep -n " at=a3/1 .* class=0x0d .* verdict=delivered " "/tmp/ar-$n.cap" |

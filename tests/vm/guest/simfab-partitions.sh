@@ -32,7 +32,7 @@ if ! has_mod simfab || [ ! -f "$TOPOFILE" ] || ! command -v saquery >/dev/null; 
 fi
 mark=$(dmesg_mark)
 TOPO=/tmp/sfpk.topo
-if sf_load_topo "$TOPOFILE"; then
+if sf_load_topo "$TOPOFILE" ib_umad; then
 	t_pass $T:load
 else
 	t_fail $T:load "modprobe simfab with $TOPOFILE failed"
