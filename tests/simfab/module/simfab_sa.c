@@ -471,7 +471,13 @@ static void sa_send(const struct sf_pkt *req, struct sf_pkt *pkt)
 	pkt->sqpn = 1;
 	pkt->dqpn = req->sqpn;
 	pkt->qkey = IB_QP1_QKEY;
-	pkt->pkey = req->pkey;
+	/*
+	 * The SA answers on the P_Key index the request came in on, so the
+	 * answer carries the SM port's own entry of that partition (its
+	 * HCA sends its table's P_Key): a full member's, which a limited
+	 * member's port accepts where its own key would not (IBA 10.9.3).
+	 */
+	pkt->pkey = (sm ? pkey_entry(sm, req->pkey) : 0) ?: req->pkey;
 	if (req->has_grh) {
 		const struct ib_grh *g = (const struct ib_grh *)req->grh;
 		struct ib_grh *r = (struct ib_grh *)pkt->grh;
