@@ -11,7 +11,8 @@
 #             where one of x and y is a full member).
 # x-y-by-sm:  p1 (a full member of the default partition) asks x -> y:
 #             a record.
-# x-y-by-z:   z (a limited member of the default partition only) asks
+# x-y-by-z:   z (a limited member of the default partition and of
+#             0x0003, which no other port has) asks
 #             x -> y: no record (status 0, an empty table).
 # z-p1-by-z:  z asks z -> p1: a record in the default partition, with
 #             z's own (limited) entry, as osm_physp_find_common_pkey gives.
