@@ -15,6 +15,12 @@
 #                records): every packet is dropped at the router's egress
 #                onto B and counted there (drop-mtu), the SEND ends in
 #                RETRY_EXC_ERR after 1 + retry_cnt transmissions.
+# mtu:fallback   a1 -> b1 through rdma_cm while b1 runs no ib_remote_sa
+#                service (no return record): the active side takes the
+#                smaller of the forward MTU and rdma_cm's
+#                routed_default_mtu (docs/routed-cm.md), so large messages
+#                pass both ways (today's series sends A's 2048 and loses them,
+#                as routed_default_mtu=4096 does: mtu:fallback-as-6.1).
 #
 # Skips without simfab.ko, simfab_rc_test.ko or the routed topology.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -25,6 +31,8 @@
 T=simfab-mtu
 TOPOFILE=/ibr/simfab/topology/routed.topo
 TOPO=/tmp/sfm.topo
+RSA=/sys/kernel/ib_remote_sa
+CMA=/sys/module/rdma_cm/parameters
 RETRY=3
 BIG=65536
 
@@ -147,6 +155,49 @@ chk_num drop-mtu $(($(drops "$RA_B" /tmp/sfm-drop.counters) - $(drops "$RA_B" /t
 [ "$(rccount drop " sn=$A at=$RA/[0-9]+ .* len=$(mtu_bytes "$MTU_F") .* rc op=0x0[0-2] .*verdict=drop-mtu")" -ge 1 ] ||
 	_bad="$_bad no SEND packet captured with verdict drop-mtu at $RA"
 chk_end mtu:drop-counted-at-router-egress /tmp/sfm-drop.ktap /tmp/sfm-drop.counters
+
+# ---- mtu:fallback: no return record (b1 runs no ib_remote_sa service) ---------------
+KPFX=mtu:fallback
+RSP=$RSA/$(topo_host b1 dev)/1/responder
+echo 0 >"$RSP" 2>/dev/null
+# a1 keeps b1's earlier answer (the client cache): forget it.
+echo 1 >"$RSA/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null
+DEF=$(cat $CMA/routed_default_mtu 2>/dev/null || echo none)
+big fallback a1/1 b1/1
+# routed_default_mtu=4096 keeps the forward record's MTU, as 6.1 did: the
+# same connection then loses its large SEND.
+P61=x
+if echo 4096 >$CMA/routed_default_mtu 2>/dev/null; then
+	echo 1 >"$RSA/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null
+	KPFX=mtu:fallback-as-6.1
+	big fallback61 a1/1 b1/1 big_lost=1
+	P61=$(qa fallback61 act.conn mtu)
+	echo "$DEF" >$CMA/routed_default_mtu
+fi
+echo 1 >"$RSP" 2>/dev/null
+chk_begin
+_want=x
+[ -z "$(mtu_code "$DEF")" ] || _want=$(min "$MTU_F" "$(mtu_code "$DEF")")
+[ "$_want" != x ] || _bad="$_bad routed_default_mtu=$DEF(want 256..4096)"
+chk_num act-mtu "$(qa fallback act.conn mtu)" "$_want"
+chk_num pas-mtu "$(qa fallback pas.conn mtu)" "$_want"
+traffic fallback
+chk_end mtu:fallback-no-return-record-large-messages-both-ways /tmp/sfm-fallback.ktap
+chk_begin
+chk_num drop-mtu $(($(alldrops /tmp/sfm-fallback.counters) - $(alldrops /tmp/sfm-drop.counters))) 0
+chk_end mtu:fallback-nothing-dropped /tmp/sfm-fallback.counters
+chk_begin
+chk_num as-6.1-mtu "$P61" "$MTU_F"
+[ "$(drops "$RA_B" /tmp/sfm-fallback61.counters)" -gt "$(drops "$RA_B" /tmp/sfm-fallback.counters)" ] ||
+	_bad="$_bad no drop-mtu at $RA_B"
+chk_end mtu:fallback-as-6.1-loses-large-messages /tmp/sfm-fallback61.ktap
+# The parameter takes IBA's MTUs only: anything else is refused, the
+# value kept.
+chk_begin
+! echo 1000 >$CMA/routed_default_mtu 2>/dev/null || _bad="$_bad 1000-accepted"
+! echo 8192 >$CMA/routed_default_mtu 2>/dev/null || _bad="$_bad 8192-accepted"
+chk value-kept "$(cat $CMA/routed_default_mtu 2>/dev/null)" "$DEF"
+chk_end mtu:routed-default-mtu-refuses-other-sizes
 
 rmmod simfab
 chk_dmesg $T "$mark"

@@ -223,6 +223,19 @@ mtu_code() {
 	256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;; 2048) echo 4 ;; 4096) echo 5 ;;
 	esac
 }
+# routed_mtu FORWARD-CODE: the MTU code rdma_cm gives a routed path without
+# a return record: the lower of the forward record's and rdma_cm's
+# routed_default_mtu (docs/routed-cm.md); a series without that parameter
+# keeps the forward record's.
+routed_mtu() {
+	_d=$(cat /sys/module/rdma_cm/parameters/routed_default_mtu 2>/dev/null) || _d=
+	if [ -n "$_d" ]; then
+		min "$1" "$(mtu_code "$_d")"
+	else
+		echo "$1"
+	fi
+}
+
 # ---- simfab_rc_test runs (tests/simfab/module/simfab_rc_test.c) ------------
 # sf_rc_run PFX NAME PARAMS...: one load of simfab_rc_test with PARAMS;
 # its KTAP results become results named $T:$KPFX:RESULT, its kernel log
