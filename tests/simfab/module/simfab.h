@@ -28,7 +28,8 @@
 #define SF_NAME_LEN	16
 #define SF_PKEYS	2
 #define SF_MAX_SGE	4
-#define SF_MAX_PAYLOAD	4096
+#define SF_MAX_PAYLOAD	4096	/* one packet: IBA's largest MTU */
+#define SF_RC_MAX_MSG	65536	/* an RC message, segmented (max_msg_sz) */
 #define SF_GRH_LEN	40
 #define SF_NCOUNTERS	64
 #define SF_CAPTURE_LEN	256
@@ -74,6 +75,7 @@ struct sf_port {
 	u64 rc_tx, rc_rx;	/* RC packets sent and taken */
 	u64 ud_tx, ud_rx;	/* UD packets (not QP1) sent and taken */
 	u64 mc_tx, mc_rx;	/* of them multicast: sent, copies taken */
+	u64 mtu_drops;		/* longer than this port's MTU (drop-mtu) */
 };
 
 struct sf_host {
@@ -212,13 +214,24 @@ struct sf_pkt {
 	u8 data[];
 };
 
-/* BTH OpCodes, RC (IBA 9.2). */
+/* BTH OpCodes, RC (IBA 9.2, table 38). */
 enum sf_rc_op {
+	SF_RC_SEND_FIRST = 0x00,
+	SF_RC_SEND_MIDDLE = 0x01,
+	SF_RC_SEND_LAST = 0x02,
+	SF_RC_SEND_LAST_IMM = 0x03,
 	SF_RC_SEND_ONLY = 0x04,
 	SF_RC_SEND_ONLY_IMM = 0x05,
+	SF_RC_WRITE_FIRST = 0x06,
+	SF_RC_WRITE_MIDDLE = 0x07,
+	SF_RC_WRITE_LAST = 0x08,
+	SF_RC_WRITE_LAST_IMM = 0x09,
 	SF_RC_WRITE_ONLY = 0x0a,
 	SF_RC_WRITE_ONLY_IMM = 0x0b,
 	SF_RC_READ_REQ = 0x0c,
+	SF_RC_READ_RESP_FIRST = 0x0d,
+	SF_RC_READ_RESP_MIDDLE = 0x0e,
+	SF_RC_READ_RESP_LAST = 0x0f,
 	SF_RC_READ_RESP_ONLY = 0x10,
 	SF_RC_ACK = 0x11,
 };
@@ -264,7 +277,9 @@ struct sf_swqe {
 	enum ib_wr_opcode opcode;
 	bool signaled;
 	enum ib_wc_status status;	/* once completed */
-	u32 psn;
+	u32 psn;			/* of its first packet */
+	u32 npkts;			/* PSNs it takes (READ: responses) */
+	u32 rd_next;			/* READ: next response PSN expected */
 	u32 len;
 	u64 remote_addr;
 	u32 rkey;
@@ -295,6 +310,14 @@ struct sf_qp {
 	u8 retry_cnt, rnr_retry, min_rnr_timer;
 	u8 max_rd_atomic, max_dest_rd_atomic;
 	u8 path_mtu;
+	/* The responder's message in progress (IBA 9.7.4), FIRST to LAST. */
+	bool rmsg;		/* a FIRST came, its LAST not yet */
+	bool rmsg_wqe;		/* rmsg_w is a receive WQE taken for it */
+	u8 rmsg_op;		/* the FIRST's OpCode */
+	struct sf_rwqe rmsg_w;
+	u32 rmsg_len;		/* payload bytes so far */
+	u64 rmsg_va;		/* RDMA WRITE: the RETH's VA and length */
+	u32 rmsg_dma_len;
 	int access;
 	int sq_size, sq_count;
 	struct list_head sq;	/* struct sf_swqe, oldest first */
@@ -338,6 +361,7 @@ static inline u64 sf_port_iid(const struct sf_port *port, unsigned int index)
 }
 
 bool sf_port_owns_iid(const struct sf_port *port, u64 iid);
+u32 sf_port_mtu(const struct sf_port *port);
 struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp);
 int sf_rq_push(struct sf_qp *qp, const struct ib_recv_wr *wr);
 bool sf_deliver(struct sf_pkt *pkt);

@@ -79,6 +79,36 @@ void sf_port_props(const struct sf_port *port, struct sf_props *props)
 		*props = subnet_of(port)->def;
 }
 
+/*
+ * A port's MTU in bytes: its active MTU (a router port's and a host port
+ * on another subnet's: that subnet's). The switch ports of simfab's
+ * subnets run 4096, so the link to a port has that port's MTU.
+ */
+u32 sf_port_mtu(const struct sf_port *port)
+{
+	struct sf_props pr;
+
+	sf_port_props(port, &pr);
+	return ib_mtu_enum_to_int(pr.mtu);
+}
+
+/*
+ * IB never fragments (IBA 7.7.8, 9.4): a packet whose payload is longer
+ * than the MTU of the port it leaves by, or of the link it goes on, is
+ * dropped there and counted at that port ("drop-mtu").
+ */
+static bool sf_mtu_drop(struct sf_port *port, const struct sf_pkt *pkt)
+{
+	unsigned long flags;
+
+	if (pkt->len <= sf_port_mtu(port))
+		return false;
+	spin_lock_irqsave(&sf_lock, flags);
+	port->mtu_drops++;
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return true;
+}
+
 /* The port's index in its subnet's ports[] (the SA's member tables). */
 int sf_port_index(const struct sf_port *port)
 {
@@ -669,7 +699,7 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	a->port_cap_flags = IB_PORT_CM_SUP;
 	if (port == sn->sm)
 		a->port_cap_flags |= IB_PORT_SM;
-	a->max_msg_sz = SF_MAX_PAYLOAD;
+	a->max_msg_sz = SF_RC_MAX_MSG;
 	a->lid = port->lid;
 	a->sm_lid = sn->sm_lid;
 	a->lmc = sn->lmc;
@@ -1530,6 +1560,9 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 		return sf_rdrop(r, "drop-no-route");
 	if (out->down)
 		return sf_rdrop(r, "drop-port-down");
+	/* The egress port's MTU (a router port runs its subnet's). */
+	if (sf_mtu_drop(out, pkt))
+		return sf_rdrop(r, "drop-mtu");
 	if (!sf_port_has_pkey(out, pkt->pkey))
 		return sf_rdrop(r, "drop-pkey-out");
 	dst = sf_port_by_guid(out->subnet,
@@ -1723,6 +1756,12 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 	/* A partitioned subnet: its two sides do not reach each other. */
 	if (pkt->src && pkt->src->side != dst->side)
 		return "drop-partition";
+	/* The sending CA's port, then the switch's egress to @dst (a
+	 * router's egress is sf_route's).
+	 */
+	if ((pkt->src && pkt->src->dev && sf_mtu_drop(pkt->src, pkt)) ||
+	    sf_mtu_drop(dst, pkt))
+		return "drop-mtu";
 	switch (sf_fault_match(pkt, dst, delay_ms)) {
 	case 1:
 		return "drop-inject";
@@ -2067,6 +2106,9 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 		seq_printf(m, "port=%s/%d rc tx=%llu rx=%llu\n",
 			   sf_port_owner(port), port->num, port->rc_tx,
 			   port->rc_rx);
+	if (port->mtu_drops)
+		seq_printf(m, "port=%s/%d drop-mtu=%llu\n",
+			   sf_port_owner(port), port->num, port->mtu_drops);
 	if (port->ud_tx || port->ud_rx || port->mc_rx)
 		seq_printf(m, "port=%s/%d ud tx=%llu rx=%llu mc_tx=%llu mc_rx=%llu\n",
 			   sf_port_owner(port), port->num, port->ud_tx,

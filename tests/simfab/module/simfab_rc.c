@@ -2,10 +2,13 @@
 /*
  * simfab: the RC transport (IBA 9, 10.3, 11.2, 17.2.8) for simfab's QPs.
  *
- * Every message is one packet (SEND, RDMA WRITE, RDMA READ request and
- * response, ACK) carrying the LRH and GRH built from the QP's current
- * address vector, so that the fabric and its routers carry it like any
- * other packet and a wrong address vector breaks the connection. What a
+ * A SEND or RDMA WRITE goes out in packets of the QP's path MTU (FIRST,
+ * MIDDLE..., LAST, or ONLY), one PSN each, and an RDMA READ takes one PSN
+ * per response packet of that size (IBA 9.4, 9.7.1): IB never fragments,
+ * and a port drops a packet longer than its MTU (simfab_main.c). Every
+ * packet carries the LRH and GRH built from the QP's current address
+ * vector, so that the fabric and its routers carry it like any other
+ * packet and a wrong address vector breaks the connection. What a
  * real HCA does and simfab reproduces: the state machine with the masks
  * ib_modify_qp_is_ok checks, PSNs, ACKs, the Local ACK Timeout with
  * retry_cnt, RNR NAKs with rnr_retry, the errors and flushes when retries
@@ -30,6 +33,82 @@ static int sf_psn_cmp(u32 a, u32 b)
 static u32 sf_psn_next(u32 psn)
 {
 	return (psn + 1) & SF_PSN_MASK;
+}
+
+static u32 sf_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SF_PSN_MASK;
+}
+
+/* The payload of every packet but a message's last (IBA 9.4: PMTU). */
+static u32 sf_pmtu(const struct sf_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->path_mtu);
+}
+
+/* The PSNs a message of @len bytes takes: one a packet, at least one. */
+static u32 sf_rc_npkts(const struct sf_qp *qp, u32 len)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(len, sf_pmtu(qp)));
+}
+
+/* The PSN of the last packet of @w (its READ's last response). */
+static u32 sf_wqe_last(const struct sf_swqe *w)
+{
+	return sf_psn_add(w->psn, w->npkts - 1);
+}
+
+/* OpCode classes (IBA 9.2, table 38). */
+static bool sf_op_send(u8 op)
+{
+	return op <= SF_RC_SEND_ONLY_IMM;
+}
+
+static bool sf_op_write(u8 op)
+{
+	return op >= SF_RC_WRITE_FIRST && op <= SF_RC_WRITE_ONLY_IMM;
+}
+
+/* A message's first packet: FIRST or ONLY. */
+static bool sf_op_first(u8 op)
+{
+	return op == SF_RC_SEND_FIRST || op == SF_RC_SEND_ONLY ||
+	       op == SF_RC_SEND_ONLY_IMM || op == SF_RC_WRITE_FIRST ||
+	       op == SF_RC_WRITE_ONLY || op == SF_RC_WRITE_ONLY_IMM;
+}
+
+/* A message's last packet: LAST or ONLY. */
+static bool sf_op_last(u8 op)
+{
+	return (sf_op_send(op) || sf_op_write(op)) &&
+	       op != SF_RC_SEND_FIRST && op != SF_RC_SEND_MIDDLE &&
+	       op != SF_RC_WRITE_FIRST && op != SF_RC_WRITE_MIDDLE;
+}
+
+static bool sf_op_imm(u8 op)
+{
+	return op == SF_RC_SEND_LAST_IMM || op == SF_RC_SEND_ONLY_IMM ||
+	       op == SF_RC_WRITE_LAST_IMM || op == SF_RC_WRITE_ONLY_IMM;
+}
+
+/*
+ * The OpCode of packet @i of @n of a SEND or WRITE: ONLY for a single
+ * packet, else FIRST, MIDDLE..., LAST; the immediate goes with the last.
+ */
+static u8 sf_seg_op(enum ib_wr_opcode wr, u32 i, u32 n)
+{
+	bool write = wr == IB_WR_RDMA_WRITE || wr == IB_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = wr == IB_WR_SEND_WITH_IMM ||
+		   wr == IB_WR_RDMA_WRITE_WITH_IMM;
+	u8 base = write ? SF_RC_WRITE_FIRST : SF_RC_SEND_FIRST;
+
+	if (n == 1)
+		return base + (imm ? 5 : 4);
+	if (!i)
+		return base;
+	if (i < n - 1)
+		return base + 1;
+	return base + (imm ? 3 : 2);
 }
 
 /* Local ACK Timeout: 4.096 us * 2^timeout, 0 = never (IBA 11.2.4). */
@@ -173,43 +252,48 @@ static void sf_rc_queue(struct sf_rc_done *d, struct sf_pkt *pkt)
 		list_add_tail(&pkt->list, &d->pkts);
 }
 
-/* The request packet for a send WQE (first transmission or retry). */
+/*
+ * The request packets of a send WQE (first transmission or retry): an
+ * RDMA READ request, or the SEND/WRITE in packets of the path MTU with
+ * consecutive PSNs, the RETH in the first, the immediate in the last
+ * (IBA 9.4.1-9.4.4).
+ */
 static void sf_rc_send_wqe(struct sf_qp *qp, struct sf_swqe *w,
 			   struct sf_rc_done *d)
 {
+	u32 i, off, seg, mtu = sf_pmtu(qp);
 	struct sf_pkt *pkt;
 	u8 op;
 
-	switch (w->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-		op = SF_RC_SEND_ONLY_IMM;
-		break;
-	case IB_WR_RDMA_WRITE:
-		op = SF_RC_WRITE_ONLY;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		op = SF_RC_WRITE_ONLY_IMM;
-		break;
-	case IB_WR_RDMA_READ:
-		op = SF_RC_READ_REQ;
-		break;
-	default:
-		op = SF_RC_SEND_ONLY;
-	}
-	pkt = sf_rc_pkt(qp, op, w->psn,
-			w->opcode == IB_WR_RDMA_READ ? 0 : w->len);
-	if (!pkt)
+	if (w->opcode == IB_WR_RDMA_READ) {
+		pkt = sf_rc_pkt(qp, SF_RC_READ_REQ, w->psn, 0);
+		if (!pkt)
+			return;
+		pkt->va = w->remote_addr;
+		pkt->rkey = w->rkey;
+		pkt->dma_len = w->len;
+		sf_rc_queue(d, pkt);
 		return;
-	if (w->opcode != IB_WR_RDMA_READ)
-		memcpy(pkt->data, w->data, w->len);
-	pkt->va = w->remote_addr;
-	pkt->rkey = w->rkey;
-	pkt->dma_len = w->len;
-	if (op == SF_RC_SEND_ONLY_IMM || op == SF_RC_WRITE_ONLY_IMM) {
-		pkt->has_imm = true;
-		pkt->imm = w->imm;
 	}
-	sf_rc_queue(d, pkt);
+	for (i = 0; i < w->npkts; i++) {
+		off = i * mtu;
+		seg = min(mtu, w->len - off);
+		op = sf_seg_op(w->opcode, i, w->npkts);
+		pkt = sf_rc_pkt(qp, op, sf_psn_add(w->psn, i), seg);
+		if (!pkt)
+			return;
+		memcpy(pkt->data, w->data + off, seg);
+		if (!i) {
+			pkt->va = w->remote_addr;
+			pkt->rkey = w->rkey;
+			pkt->dma_len = w->len;
+		}
+		if (sf_op_imm(op)) {
+			pkt->has_imm = true;
+			pkt->imm = w->imm;
+		}
+		sf_rc_queue(d, pkt);
+	}
 }
 
 static void sf_rc_arm_timer(struct sf_qp *qp)
@@ -252,11 +336,21 @@ static void sf_rc_migrate(struct sf_qp *qp, struct sf_rc_done *d)
 /* Receive queue flushed: every posted WQE completes with WR_FLUSH_ERR. */
 static void sf_rc_flush_rq(struct sf_qp *qp, struct sf_rc_done *d)
 {
+	bool taken = qp->rmsg && qp->rmsg_wqe;
 	int i;
 
-	if (!qp->rq_count)
+	qp->rmsg = false;
+	if (!qp->rq_count && !taken)
 		return;
-	d->rwc = kcalloc(qp->rq_count, sizeof(*d->rwc), GFP_ATOMIC);
+	d->rwc = kcalloc(qp->rq_count + 1, sizeof(*d->rwc), GFP_ATOMIC);
+	if (d->rwc && taken) {
+		/* The WQE a half-received SEND took (IBA 10.3.1). */
+		d->rwc[0].wr_id = qp->rmsg_w.wr_id;
+		d->rwc[0].status = IB_WC_WR_FLUSH_ERR;
+		d->rwc[0].opcode = IB_WC_RECV;
+		d->rwc[0].qp = &qp->ibqp;
+		d->nrwc = 1;
+	}
 	for (i = 0; d->rwc && i < qp->rq_count; i++) {
 		struct ib_wc *wc = &d->rwc[d->nrwc++];
 
@@ -396,6 +490,12 @@ int sf_rc_modify(struct sf_qp *qp, struct ib_qp_attr *attr, int mask)
 		ret = -EINVAL;
 		goto out;
 	}
+	/* IBA 9.4: a PMTU is 256 to 4096 (mlx4, mlx5 refuse others). */
+	if (mask & IB_QP_PATH_MTU &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)) {
+		ret = -EINVAL;
+		goto out;
+	}
 	if (mask & IB_QP_PATH_MIG_STATE) {
 		/* rdmavt and mlx5 refuse these too. */
 		if ((attr->path_mig_state == IB_MIG_REARM &&
@@ -465,6 +565,7 @@ int sf_rc_modify(struct sf_qp *qp, struct ib_qp_attr *attr, int mask)
 		qp->sq_psn = 0;
 		qp->rq_psn = 0;
 		qp->rnr_wait = false;
+		qp->rmsg = false;
 		break;
 	case IB_QPS_ERR:
 		if (cur != IB_QPS_ERR)
@@ -565,7 +666,7 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 		for (i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
 		payload = wr->opcode != IB_WR_RDMA_READ;
-		if (len > SF_MAX_PAYLOAD ||
+		if (len > SF_RC_MAX_MSG ||
 		    (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
 		     wr->opcode != IB_WR_RDMA_WRITE &&
 		     wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM &&
@@ -612,7 +713,9 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 			break;
 		}
 		w->psn = qp->sq_psn;
-		qp->sq_psn = sf_psn_next(qp->sq_psn);
+		w->npkts = sf_rc_npkts(qp, len);
+		w->rd_next = w->psn;
+		qp->sq_psn = sf_psn_add(qp->sq_psn, w->npkts);
 		if (list_empty(&qp->sq)) {
 			qp->retries = qp->retry_cnt;
 			qp->rnr_retries = qp->rnr_retry;
@@ -685,17 +788,36 @@ static void sf_rc_ack(struct sf_qp *qp, u32 psn, u8 syndrome,
 	sf_rc_queue(d, pkt);
 }
 
+/*
+ * The responses to an RDMA READ request: its length in packets of the
+ * responder's path MTU, one PSN each from the request's (IBA 9.4.5,
+ * 9.7.1); FIRST, MIDDLE..., LAST, or ONLY.
+ */
 static void sf_rc_read_resp(struct sf_qp *qp, const struct sf_pkt *req,
 			    struct sf_rc_done *d)
 {
-	struct sf_pkt *pkt = sf_rc_pkt(qp, SF_RC_READ_RESP_ONLY, req->psn,
-				       req->dma_len);
+	u32 i, off, seg, mtu = sf_pmtu(qp), n = sf_rc_npkts(qp, req->dma_len);
+	struct sf_pkt *pkt;
+	u8 op;
 
-	if (!pkt)
-		return;
-	/* No dma_device: remote addresses are kernel virtual too. */
-	memcpy(pkt->data, (void *)(uintptr_t)req->va, req->dma_len);
-	sf_rc_queue(d, pkt);
+	for (i = 0; i < n; i++) {
+		off = i * mtu;
+		seg = min(mtu, req->dma_len - off);
+		if (n == 1)
+			op = SF_RC_READ_RESP_ONLY;
+		else if (!i)
+			op = SF_RC_READ_RESP_FIRST;
+		else if (i < n - 1)
+			op = SF_RC_READ_RESP_MIDDLE;
+		else
+			op = SF_RC_READ_RESP_LAST;
+		pkt = sf_rc_pkt(qp, op, sf_psn_add(req->psn, i), seg);
+		if (!pkt)
+			return;
+		/* No dma_device: remote addresses are kernel virtual too. */
+		memcpy(pkt->data, (void *)(uintptr_t)(req->va + off), seg);
+		sf_rc_queue(d, pkt);
+	}
 }
 
 /* Take a receive WQE for a SEND or a WRITE with immediate. */
@@ -709,17 +831,50 @@ static bool sf_rc_take_rwqe(struct sf_qp *qp, struct sf_rwqe *w)
 	return true;
 }
 
-/* The responder (IBA 9.7.4, 9.7.5): PSN check, execution, ACK. */
+/* The receive completion of the message that ends with @pkt. */
+static void sf_rc_recv_wc(struct sf_qp *qp, const struct sf_pkt *pkt,
+			  struct sf_port *dst, enum ib_wc_status st,
+			  struct sf_rc_done *d)
+{
+	struct ib_wc *wc;
+
+	d->rwc = kzalloc(sizeof(*d->rwc), GFP_ATOMIC);
+	if (!d->rwc)
+		return;
+	wc = d->rwc;
+	d->nrwc = 1;
+	wc->wr_id = qp->rmsg_w.wr_id;
+	wc->status = st;
+	wc->opcode = sf_op_send(pkt->opcode) ? IB_WC_RECV :
+					       IB_WC_RECV_RDMA_WITH_IMM;
+	wc->byte_len = qp->rmsg_len;	/* the message's, as rxe and mlx5 */
+	wc->qp = &qp->ibqp;
+	wc->src_qp = pkt->sqpn;
+	wc->slid = pkt->slid;
+	wc->sl = pkt->sl;
+	wc->port_num = dst->num;
+	wc->pkey_index = qp->pri.pkey_index;
+	if (sf_op_imm(pkt->opcode)) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = pkt->imm;
+	}
+}
+
+/*
+ * The responder (IBA 9.7.4, 9.7.5): PSN check, then the packet in its
+ * message: the OpCode sequence (a MIDDLE or LAST only after a FIRST of
+ * the same kind), the payload length (FIRST and MIDDLE exactly the path
+ * MTU, LAST and ONLY at most that), execution, and an ACK for the
+ * message's last packet (IBA permits coalescing the others' ACKs).
+ */
 static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 				   struct sf_port *dst, struct sf_rc_done *d)
 {
 	int c = sf_psn_cmp(pkt->psn, qp->rq_psn);
-	struct ib_wc *wc;
-	struct sf_rwqe w;
-	bool imm = pkt->opcode == SF_RC_SEND_ONLY_IMM ||
-		   pkt->opcode == SF_RC_WRITE_ONLY_IMM;
-	bool send = pkt->opcode == SF_RC_SEND_ONLY ||
-		    pkt->opcode == SF_RC_SEND_ONLY_IMM;
+	u8 op = pkt->opcode;
+	bool send = sf_op_send(op), first = sf_op_first(op);
+	bool last = sf_op_last(op);
+	u32 mtu = sf_pmtu(qp);
 
 	if (c > 0)	/* a gap: dropped, the requester's timer resends */
 		return "drop-psn";
@@ -727,79 +882,108 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 		/* A duplicate (IBA 9.7.5): acknowledged again, a READ
 		 * answered again, nothing executed twice.
 		 */
-		if (pkt->opcode == SF_RC_READ_REQ)
+		if (op == SF_RC_READ_REQ)
 			sf_rc_read_resp(qp, pkt, d);
 		else
 			sf_rc_ack(qp, (qp->rq_psn - 1) & SF_PSN_MASK,
 				  SF_AETH_ACK, d);
 		return "duplicate";
 	}
-	if ((pkt->opcode == SF_RC_WRITE_ONLY ||
-	     pkt->opcode == SF_RC_WRITE_ONLY_IMM) &&
-	    !(qp->access & IB_ACCESS_REMOTE_WRITE)) {
+	/* Opcode sequence (IBA 9.7.4.1): NAK Invalid Request. */
+	if (qp->rmsg ? (first || op == SF_RC_READ_REQ ||
+			send != sf_op_send(qp->rmsg_op)) :
+		       !first && op != SF_RC_READ_REQ) {
+		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
+		return "nak-sequence";
+	}
+	if (op != SF_RC_READ_REQ &&
+	    (pkt->len > mtu || (!last && pkt->len != mtu))) {
+		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
+		return "nak-length";
+	}
+	if (first && sf_op_write(op) && !(qp->access & IB_ACCESS_REMOTE_WRITE)) {
 		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_ACCESS, d);
 		return "nak-access";
 	}
-	if (pkt->opcode == SF_RC_READ_REQ) {
+	if (op == SF_RC_READ_REQ) {
 		if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
 			sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_ACCESS, d);
 			return "nak-access";
 		}
 		sf_rc_read_resp(qp, pkt, d);
-		qp->rq_psn = sf_psn_next(qp->rq_psn);
+		qp->rq_psn = sf_psn_add(qp->rq_psn,
+					sf_rc_npkts(qp, pkt->dma_len));
 		return "delivered";
 	}
-	if ((send || imm) && !sf_rc_take_rwqe(qp, &w)) {
-		/* No receive WQE: RNR NAK (IBA 9.7.5). */
+	if (first) {
+		qp->rmsg_op = op;
+		qp->rmsg_wqe = false;
+		qp->rmsg_len = 0;
+		qp->rmsg_va = pkt->va;
+		qp->rmsg_dma_len = pkt->dma_len;
+	}
+	/* A SEND takes its receive WQE at its first packet, a WRITE with
+	 * immediate at its last; none: RNR NAK (IBA 9.7.5.2.8).
+	 */
+	if (((send && first) || (!send && sf_op_imm(op))) &&
+	    !sf_rc_take_rwqe(qp, &qp->rmsg_w)) {
 		sf_rc_ack(qp, pkt->psn, SF_AETH_RNR_NAK |
 			  (qp->min_rnr_timer & 0x1f), d);
 		return "rnr-nak";
 	}
-	if (!send && pkt->len)
-		memcpy((void *)(uintptr_t)pkt->va, pkt->data, pkt->len);
-	if (send || imm) {
-		d->rwc = kzalloc(sizeof(*d->rwc), GFP_ATOMIC);
-		if (d->rwc) {
-			wc = d->rwc;
-			d->nrwc = 1;
-			wc->wr_id = w.wr_id;
-			wc->status = IB_WC_SUCCESS;
-			if (send && !sf_scatter(&w, pkt->data, pkt->len, 0))
-				wc->status = IB_WC_LOC_LEN_ERR;
-			wc->opcode = send ? IB_WC_RECV :
-					    IB_WC_RECV_RDMA_WITH_IMM;
-			wc->byte_len = pkt->len;
-			wc->qp = &qp->ibqp;
-			wc->src_qp = pkt->sqpn;
-			wc->slid = pkt->slid;
-			wc->sl = pkt->sl;
-			wc->port_num = dst->num;
-			wc->pkey_index = qp->pri.pkey_index;
-			if (imm) {
-				wc->wc_flags |= IB_WC_WITH_IMM;
-				wc->ex.imm_data = pkt->imm;
-			}
-			if (wc->status != IB_WC_SUCCESS) {
-				sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
-				return "len-error";
-			}
+	if ((send && first) || (!send && sf_op_imm(op)))
+		qp->rmsg_wqe = true;
+	if (send) {
+		if (!sf_scatter(&qp->rmsg_w, pkt->data, pkt->len,
+				qp->rmsg_len)) {
+			qp->rmsg_len += pkt->len;
+			sf_rc_recv_wc(qp, pkt, dst, IB_WC_LOC_LEN_ERR, d);
+			qp->rmsg = false;
+			sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
+			return "len-error";
 		}
+	} else if (pkt->len) {
+		if (qp->rmsg_len + pkt->len > qp->rmsg_dma_len) {
+			qp->rmsg = false;
+			sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
+			return "nak-length";
+		}
+		memcpy((void *)(uintptr_t)(qp->rmsg_va + qp->rmsg_len),
+		       pkt->data, pkt->len);
 	}
+	qp->rmsg_len += pkt->len;
 	qp->rq_psn = sf_psn_next(qp->rq_psn);
+	qp->rmsg = !last;
+	if (!last)
+		return "delivered";
+	if (qp->rmsg_wqe)
+		sf_rc_recv_wc(qp, pkt, dst, IB_WC_SUCCESS, d);
 	sf_rc_ack(qp, pkt->psn, SF_AETH_ACK, d);
 	return "delivered";
 }
 
-/* The requester takes an ACK, NAK or READ response (IBA 9.7.5). */
+static bool sf_op_read_resp(u8 op)
+{
+	return op >= SF_RC_READ_RESP_FIRST && op <= SF_RC_READ_RESP_ONLY;
+}
+
+/*
+ * The requester takes an ACK, NAK or READ response (IBA 9.7.5): an ACK
+ * acknowledges every PSN up to its own, a READ response every PSN before
+ * its own; a WQE completes once its last PSN is acknowledged, a READ
+ * once its last response came, each response in order at its offset.
+ */
 static const char *sf_rc_requester(struct sf_qp *qp, struct sf_pkt *pkt,
 				   struct sf_rc_done *d)
 {
 	struct sf_swqe *w, *n;
-	bool progress = false;
+	bool progress = false, placed;
+	const char *verdict = "stale";
 
 	w = list_first_entry_or_null(&qp->sq, struct sf_swqe, list);
 	if (pkt->opcode == SF_RC_ACK && pkt->syndrome & 0x60) {
-		if (!w || w->psn != pkt->psn)
+		if (!w || sf_psn_cmp(pkt->psn, w->psn) < 0 ||
+		    sf_psn_cmp(pkt->psn, sf_wqe_last(w)) > 0)
 			return "stale";
 		if ((pkt->syndrome & 0x60) == SF_AETH_RNR_NAK) {
 			/* rnr_retry 7 means "retry for ever". */
@@ -821,16 +1005,28 @@ static const char *sf_rc_requester(struct sf_qp *qp, struct sf_pkt *pkt,
 			break;
 		if (w->opcode == IB_WR_RDMA_READ) {
 			struct sf_rwqe r = { .num_sge = w->num_sge };
+			u32 i = (pkt->psn - w->psn) & SF_PSN_MASK;
 
-			/* Only its own response completes a READ. */
-			if (pkt->opcode != SF_RC_READ_RESP_ONLY ||
-			    w->psn != pkt->psn)
+			/* Only its own responses complete a READ, in order. */
+			if (!sf_op_read_resp(pkt->opcode) ||
+			    sf_psn_cmp(pkt->psn, sf_wqe_last(w)) > 0)
 				break;
+			if (pkt->psn != w->rd_next) {
+				verdict = sf_psn_cmp(pkt->psn, w->rd_next) < 0 ?
+					  "duplicate" : "drop-psn";
+				break;
+			}
 			memcpy(r.sge, w->sge, sizeof(r.sge));
-			w->status = sf_scatter(&r, pkt->data, pkt->len, 0) ?
-				    IB_WC_SUCCESS : IB_WC_LOC_LEN_ERR;
-			w->len = pkt->len;
+			w->rd_next = sf_psn_next(w->rd_next);
+			progress = true;
+			placed = sf_scatter(&r, pkt->data, pkt->len,
+					    i * sf_pmtu(qp));
+			if (placed && pkt->psn != sf_wqe_last(w))
+				break;	/* more responses to come */
+			w->status = placed ? IB_WC_SUCCESS : IB_WC_LOC_LEN_ERR;
 		} else {
+			if (sf_psn_cmp(sf_wqe_last(w), pkt->psn) > 0)
+				break;
 			w->status = IB_WC_SUCCESS;
 		}
 		list_del(&w->list);
@@ -839,7 +1035,7 @@ static const char *sf_rc_requester(struct sf_qp *qp, struct sf_pkt *pkt,
 		progress = true;
 	}
 	if (!progress)
-		return "stale";
+		return verdict;
 	qp->retries = qp->retry_cnt;
 	qp->rnr_retries = qp->rnr_retry;
 	qp->rnr_wait = false;
@@ -896,7 +1092,7 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 	}
 	dst->rc_rx++;
 	qp->rx++;
-	if (pkt->opcode >= SF_RC_READ_RESP_ONLY)
+	if (pkt->opcode >= SF_RC_READ_RESP_FIRST)
 		verdict = sf_rc_requester(qp, pkt, &d);
 	else
 		verdict = sf_rc_responder(qp, pkt, dst, &d);

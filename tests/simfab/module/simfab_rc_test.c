@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -143,6 +143,15 @@ module_param(hold_ms, int, 0444);
 MODULE_PARM_DESC(hold_ms, "scale: with every connection open, wait up to this long for 'release' (a guest test measures meanwhile)");
 static bool release;
 module_param(release, bool, 0644);
+static int big_len = 65536;
+module_param(big_len, int, 0444);
+MODULE_PARM_DESC(big_len, "big: the large message size, bytes (4096 is sent too; at most 65536, simfab's max_msg_sz)");
+static char *big_cm = "cma";
+module_param(big_cm, charp, 0444);
+MODULE_PARM_DESC(big_cm, "big: connect through cma (rdma_cm, the route it resolves) or ibcm (ib_cm with the SA's records; ret=1 adds the return record)");
+static bool big_lost;
+module_param(big_lost, bool, 0444);
+MODULE_PARM_DESC(big_lost, "big: the path's MTU is known to exceed a link's: one large SEND must be lost (RETRY_EXC_ERR), nothing else is sent");
 MODULE_PARM_DESC(release, "scale: written Y by the guest test to end the hold");
 
 #define T_MSG		256
@@ -200,6 +209,7 @@ struct t_side {
 	bool drep;
 	bool disconnected;		/* rdma_cm DISCONNECTED */
 	int req_send_status;		/* IB_CM_REQ_ERROR's send status */
+	u8 *big;			/* big: receive slots, send, RDMA area */
 };
 
 #define T_SEND_OFF	(T_NRECV * T_MSG)
@@ -386,6 +396,7 @@ static void t_side_fini(struct t_side *s)
 	if (!IS_ERR_OR_NULL(s->pd))
 		ib_dealloc_pd(s->pd);
 	kfree(s->buf);
+	kvfree(s->big);
 	if (s->dev)
 		ib_device_put(s->dev);
 	memset(s, 0, sizeof(*s));
@@ -393,8 +404,38 @@ static void t_side_fini(struct t_side *s)
 
 /* ---- traffic ------------------------------------------------------------- */
 
+#define T_BIG_NRECV	4
+#define T_BIG_SEND_OFF	(T_BIG_NRECV * big_len)
+#define T_BIG_RDMA_OFF	(T_BIG_SEND_OFF + big_len)
+#define T_BIG_BUF_LEN	(T_BIG_RDMA_OFF + big_len)
+
+/* big: receives of big_len bytes (from the connection on) instead. */
+static int t_post_big_recvs(struct t_side *s)
+{
+	while (s->posted < T_BIG_NRECV) {
+		struct ib_sge sge = {
+			.addr = (uintptr_t)(s->big + (s->next_recv %
+						       T_BIG_NRECV) * big_len),
+			.length = big_len,
+			.lkey = s->pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = {
+			.wr_id = s->next_recv, .sg_list = &sge, .num_sge = 1,
+		};
+		int ret = ib_post_recv(s->qp, &wr, NULL);
+
+		if (ret)
+			return ret;
+		s->next_recv++;
+		s->posted++;
+	}
+	return 0;
+}
+
 static int t_post_recvs(struct t_side *s)
 {
+	if (s->big)
+		return t_post_big_recvs(s);
 	while (s->posted < T_NRECV) {
 		int slot = s->next_recv % T_NRECV;
 		struct ib_sge sge = {
@@ -1336,6 +1377,174 @@ static void t_case_rc(void)
 		t_rdma(&t_act, &t_pas);
 		if (wrong_dlid || wrong_nogrh)
 			t_wrong_av(&t_act);
+	}
+	t_teardown();
+}
+
+/*
+ * big: messages longer than the path MTU (4096 bytes and big_len) both
+ * ways, SEND, RDMA WRITE and READ: simfab sends them in packets of the
+ * QP's path MTU and drops any packet longer than a port's MTU on the way
+ * (IB never fragments), so each completes only when the connection's
+ * path MTU fits every link. Every byte is checked: the pattern depends on
+ * the offset, so a segment out of place shows.
+ */
+static void t_big_fill(u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 7 + (i >> 8) + seed);
+}
+
+static bool t_big_same(const u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (u8)(i * 7 + (i >> 8) + seed))
+			return false;
+	return true;
+}
+
+static int t_big_post(struct t_side *s, enum ib_wr_opcode op, u32 off,
+		      u64 raddr, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(s->big + off), .length = len,
+		.lkey = s->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = op, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr,
+		.rkey = 0,	/* simfab: kernel virtual, any key */
+	};
+
+	return ib_post_send(s->qp, &wr.wr, NULL);
+}
+
+/* The send completion of the last post: its status, -1 if none came. */
+static int t_big_done(struct t_side *s)
+{
+	struct ib_wc wc;
+
+	return t_poll(s->scq, &wc, wait_ms) ? wc.status : -1;
+}
+
+static void t_big_result(const char *dir, const char *op, u32 len, int st,
+			 bool ok)
+{
+	char name[64], why[96];
+
+	pr_info("# %s %s %s len=%u status=%d data=%d\n", t_case, dir, op,
+		len, st, ok);
+	snprintf(name, sizeof(name), "%s-%s-%u", dir, op, len);
+	snprintf(why, sizeof(why), "status %d (%s), data %s", st,
+		 st >= 0 ? ib_wc_status_msg(st) : "none",
+		 ok ? "intact" : "wrong or missing");
+	t_result(st == IB_WC_SUCCESS && ok, name, why);
+}
+
+static void t_big_send(const char *dir, struct t_side *s, struct t_side *r,
+		       u32 len)
+{
+	u8 seed = (u8)(len >> 8) ^ (s == &t_act ? 0x11 : 0x22);
+	struct ib_wc wc;
+	bool ok = false;
+	int st;
+
+	t_big_fill(s->big + T_BIG_SEND_OFF, len, seed);
+	st = t_big_post(s, IB_WR_SEND, T_BIG_SEND_OFF, 0, len) ? -2 :
+	     t_big_done(s);
+	if (st == IB_WC_SUCCESS && t_poll(r->rcq, &wc, wait_ms)) {
+		r->posted--;
+		ok = wc.status == IB_WC_SUCCESS && wc.byte_len == len &&
+		     t_big_same(r->big + (wc.wr_id % T_BIG_NRECV) * big_len,
+				len, seed);
+		t_post_recvs(r);
+	}
+	t_big_result(dir, "send", len, st, ok);
+}
+
+static void t_big_write_read(const char *dir, struct t_side *s,
+			     struct t_side *r, u32 len)
+{
+	u64 raddr = (uintptr_t)(r->big + T_BIG_RDMA_OFF);
+	u8 seed = (u8)(len >> 8) ^ (s == &t_act ? 0x33 : 0x44);
+	int st;
+
+	t_big_fill(s->big + T_BIG_SEND_OFF, len, seed);
+	memset(r->big + T_BIG_RDMA_OFF, 0, len);
+	st = t_big_post(s, IB_WR_RDMA_WRITE, T_BIG_SEND_OFF, raddr, len) ?
+	     -2 : t_big_done(s);
+	t_big_result(dir, "rdma-write", len, st,
+		     t_big_same(r->big + T_BIG_RDMA_OFF, len, seed));
+	seed ^= 0x5a;
+	t_big_fill(r->big + T_BIG_RDMA_OFF, len, seed);
+	memset(s->big + T_BIG_RDMA_OFF, 0, len);
+	st = t_big_post(s, IB_WR_RDMA_READ, T_BIG_RDMA_OFF, raddr, len) ?
+	     -2 : t_big_done(s);
+	t_big_result(dir, "rdma-read", len, st,
+		     t_big_same(s->big + T_BIG_RDMA_OFF, len, seed));
+}
+
+static void t_big_both(const char *dir, struct t_side *s, struct t_side *r)
+{
+	struct ib_qp_attr a = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+						   IB_ACCESS_REMOTE_READ };
+	u32 lens[] = { 4096, big_len };
+	int i;
+
+	/* rdma_cm's INIT grants no remote access (cma.c): RTS -> RTS. */
+	ib_modify_qp(r->qp, &a, IB_QP_ACCESS_FLAGS);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		t_big_send(dir, s, r, lens[i]);
+		t_big_write_read(dir, s, r, lens[i]);
+	}
+}
+
+static void t_case_big(void)
+{
+	int ret;
+
+	if (big_len < 4096 || big_len > 65536) {
+		t_result(false, "big-len", "big_len is not 4096 to 65536");
+		return;
+	}
+	ret = t_setup(false);
+	if (!ret) {
+		t_act.big = kvzalloc(T_BIG_BUF_LEN, GFP_KERNEL);
+		t_pas.big = kvzalloc(T_BIG_BUF_LEN, GFP_KERNEL);
+		if (!t_act.big || !t_pas.big)
+			ret = -ENOMEM;
+	}
+	if (!ret)
+		ret = strcmp(big_cm, "ibcm") ?
+		      t_cma_connect(&t_act, &t_pas, false) :
+		      t_ibcm_connect(&t_act, &t_pas, false);
+	t_result(!ret, "connect", "connection not established");
+	if (!ret) {
+		t_dump("conn", &t_act);
+		t_dump("conn", &t_pas);
+		if (big_lost) {
+			int st;
+
+			/* The packets the link cannot carry are dropped:
+			 * the sender retries retry_cnt times in vain.
+			 */
+			t_big_fill(t_act.big + T_BIG_SEND_OFF, big_len, 1);
+			st = t_big_post(&t_act, IB_WR_SEND, T_BIG_SEND_OFF, 0,
+					big_len) ? -2 : t_big_done(&t_act);
+			pr_info("# %s lost status=%d\n", t_case, st);
+			t_result(st == IB_WC_RETRY_EXC_ERR, "send-lost",
+				 "a SEND whose packets exceed a link's MTU did not end in RETRY_EXC_ERR");
+		} else {
+			t_big_both("act-to-pas", &t_act, &t_pas);
+			t_big_both("pas-to-act", &t_pas, &t_act);
+		}
 	}
 	t_teardown();
 }
@@ -3145,6 +3354,8 @@ static int __init t_init(void)
 			ret_dlid, alt_ret_dlid);
 		if (!strcmp(c, "rc"))
 			t_case_rc();
+		else if (!strcmp(c, "big"))
+			t_case_big();
 		else if (!strcmp(c, "link-down"))
 			t_case_link_down();
 		else if (!strcmp(c, "apm-manual"))

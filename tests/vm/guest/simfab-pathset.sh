@@ -105,11 +105,17 @@ own() {
 		'wait ADDR_RESOLVED' 'resolve-route timeout=5000' 'wait ROUTE_RESOLVED' \
 		'query-path' >"/tmp/sfp-$1.out" 2>&1
 }
-# rdma_cm must not ask ib_remote_sa here: these are the caller's records.
+# rdma_cm must not ask ib_remote_sa here, nor lower the MTU of a routed
+# record without a return (routed_default_mtu, 4096 keeps it): these are
+# the SAs' records, which the caller hands in.
 [ ! -w /sys/module/rdma_cm/parameters/remote_sa ] || echo N >/sys/module/rdma_cm/parameters/remote_sa
+RDM=/sys/module/rdma_cm/parameters/routed_default_mtu
+RDM0=$(cat $RDM 2>/dev/null) || RDM0=
+[ -z "$RDM0" ] || echo 4096 >$RDM
 own fwd $AP $BP		# A's SA: a1 -> RA's port on A (the forward half)
 own ret $BP $AP		# B's SA: b1 -> a router's port on B (the return half)
 own loc $AP $A2P	# A's SA: a1 -> a2 (subnet-local)
+[ -z "$RDM0" ] || echo "$RDM0" >$RDM
 [ ! -w /sys/module/rdma_cm/parameters/remote_sa ] || echo Y >/sys/module/rdma_cm/parameters/remote_sa
 FWD=$(rec /tmp/sfp-fwd.out)
 # The caller pairs the routers: the return record through RA, the router

@@ -89,36 +89,19 @@ gid6() {
 	topo_port "$1" gid | tr -d : | sed 's/..../&:/g; s/:$//'
 }
 
-# run NAME PARAMS...: one load of simfab_rc_test; its KTAP results become
-# results named $T:PREFIX:NAME-STEP (PREFIX in $KPFX), its diagnostics go
-# to /tmp/sfrc-NAME.ktap, the capture to /tmp/sfrc-NAME.cap.
+# run NAME PARAMS...: one load of simfab_rc_test (sf_rc_run); its files
+# are /tmp/sfrc-NAME.*. qa, diagv, rcpkts, rccount: its values (lib).
 run() {
-	_c=$1
-	shift
-	echo clear >$D/ctl
-	_m=$(dmesg_mark)
-	if ! timeout 120 modprobe simfab_rc_test "$@"; then
-		t_fail "$T:$KPFX:$_c" "modprobe simfab_rc_test $* failed"
-		return 1
-	fi
-	rmmod simfab_rc_test
-	dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"/tmp/sfrc-$_c.ktap"
-	cat $D/capture >"/tmp/sfrc-$_c.cap"
-	cat $D/counters >"/tmp/sfrc-$_c.counters"
-	[ -z "${SIMFAB_DEBUG:-}" ] || { diag_file "/tmp/sfrc-$_c.ktap"; diag_file "/tmp/sfrc-$_c.cap"; }
-	ktap_relay "$T:$KPFX:" simfab_rc_ "/tmp/sfrc-$_c.ktap" "$T:$KPFX:$_c-plan"
+	sf_rc_run /tmp/sfrc "$@"
 }
-# qa NAME WHO.WHEN KEY: a query_qp value from a run's diagnostics.
 qa() {
-	sed -n "s|^# [^ ]* $2 \(.* \)*$3=\([^ ]*\).*|\2|p" "/tmp/sfrc-$1.ktap" | head -n 1
+	sf_rc_diag /tmp/sfrc "$@"
 }
-# diagv NAME WORDS KEY: a value from a diagnostic line starting "# CASE WORDS".
 diagv() {
-	sed -n "s|^# [^ ]* $2 \(.* \)*$3=\([^ ]*\).*|\2|p" "/tmp/sfrc-$1.ktap" | head -n 1
+	sf_rc_diag /tmp/sfrc "$@"
 }
-# rcpkts NAME PATTERN: captured RC packets matching an extended regex.
 rcpkts() {
-	grep ' rc op=' "/tmp/sfrc-$1.cap" | grep -E -- "$2"
+	sf_rc_pkts /tmp/sfrc "$@"
 }
 rccount() {
 	rcpkts "$@" | wc -l

@@ -249,3 +249,58 @@ sf_load_topo() {
 	cp /tmp/sf-default-topology.conf $_conf
 	[ $_rc -eq 0 ] && cat /sys/kernel/debug/simfab/topology >"$TOPO"
 }
+
+# mtu_bytes CODE: an MTU code (IBA 9.4: 1 = 256 ... 5 = 4096) in bytes;
+# mtu_code BYTES: the code of a size (empty if it is none of them).
+mtu_bytes() {
+	echo $((128 << $1))
+}
+mtu_code() {
+	case $1 in
+	256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;; 2048) echo 4 ;; 4096) echo 5 ;;
+	esac
+}
+# routed_mtu FORWARD-CODE: the MTU code rdma_cm gives a routed path without
+# a return record: the lower of the forward record's and rdma_cm's
+# routed_default_mtu (docs/routed-cm.md); a series without that parameter
+# keeps the forward record's.
+routed_mtu() {
+	_d=$(cat /sys/module/rdma_cm/parameters/routed_default_mtu 2>/dev/null) || _d=
+	if [ -n "$_d" ]; then
+		min "$1" "$(mtu_code "$_d")"
+	else
+		echo "$1"
+	fi
+}
+
+# ---- simfab_rc_test runs (tests/simfab/module/simfab_rc_test.c) ------------
+# sf_rc_run PFX NAME PARAMS...: one load of simfab_rc_test with PARAMS;
+# its KTAP results become results named $T:$KPFX:RESULT, its kernel log
+# goes to PFX-NAME.ktap, the capture to PFX-NAME.cap, the counters to
+# PFX-NAME.counters; NAME-plan fails unless every planned result came.
+sf_rc_run() {
+	_p=$1 _c=$2
+	shift 2
+	echo clear >/sys/kernel/debug/simfab/ctl
+	_m=$(dmesg_mark)
+	if ! timeout 120 modprobe simfab_rc_test "$@"; then
+		t_fail "$T:$KPFX:$_c" "modprobe simfab_rc_test $* failed"
+		return 1
+	fi
+	rmmod simfab_rc_test
+	dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >"$_p-$_c.ktap"
+	cat /sys/kernel/debug/simfab/capture >"$_p-$_c.cap"
+	cat /sys/kernel/debug/simfab/counters >"$_p-$_c.counters"
+	[ -z "${SIMFAB_DEBUG:-}" ] || { diag_file "$_p-$_c.ktap"; diag_file "$_p-$_c.cap"; }
+	ktap_relay "$T:$KPFX:" simfab_rc_ "$_p-$_c.ktap" "$T:$KPFX:$_c-plan"
+}
+# sf_rc_diag PFX NAME WORDS KEY: a value from a diagnostic line of run NAME
+# starting "# CASE WORDS" (a query_qp dump: WORDS = WHO.WHEN).
+sf_rc_diag() {
+	sed -n "s|^# [^ ]* $3 \(.* \)*$4=\([^ ]*\).*|\2|p" "$1-$2.ktap" | head -n 1
+}
+# sf_rc_pkts PFX NAME PATTERN: run NAME's captured RC packets matching an
+# extended regex.
+sf_rc_pkts() {
+	grep ' rc op=' "$1-$2.cap" | grep -E -- "$3"
+}
