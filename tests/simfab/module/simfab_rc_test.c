@@ -409,38 +409,20 @@ static void t_side_fini(struct t_side *s)
 #define T_BIG_RDMA_OFF	(T_BIG_SEND_OFF + big_len)
 #define T_BIG_BUF_LEN	(T_BIG_RDMA_OFF + big_len)
 
-/* big: receives of big_len bytes (from the connection on) instead. */
-static int t_post_big_recvs(struct t_side *s)
-{
-	while (s->posted < T_BIG_NRECV) {
-		struct ib_sge sge = {
-			.addr = (uintptr_t)(s->big + (s->next_recv %
-						       T_BIG_NRECV) * big_len),
-			.length = big_len,
-			.lkey = s->pd->local_dma_lkey,
-		};
-		struct ib_recv_wr wr = {
-			.wr_id = s->next_recv, .sg_list = &sge, .num_sge = 1,
-		};
-		int ret = ib_post_recv(s->qp, &wr, NULL);
-
-		if (ret)
-			return ret;
-		s->next_recv++;
-		s->posted++;
-	}
-	return 0;
-}
-
+/*
+ * Keep the receive queue full: T_NRECV slots of T_MSG bytes, or for the
+ * big case T_BIG_NRECV slots of big_len bytes (from the connection on).
+ */
 static int t_post_recvs(struct t_side *s)
 {
-	if (s->big)
-		return t_post_big_recvs(s);
-	while (s->posted < T_NRECV) {
-		int slot = s->next_recv % T_NRECV;
+	int nrecv = s->big ? T_BIG_NRECV : T_NRECV;
+	u32 len = s->big ? big_len : T_MSG;
+	u8 *base = s->big ? s->big : s->buf;
+
+	while (s->posted < nrecv) {
 		struct ib_sge sge = {
-			.addr = (uintptr_t)(s->buf + slot * T_MSG),
-			.length = T_MSG,
+			.addr = (uintptr_t)(base + (s->next_recv % nrecv) * len),
+			.length = len,
 			.lkey = s->pd->local_dma_lkey,
 		};
 		struct ib_recv_wr wr = {
