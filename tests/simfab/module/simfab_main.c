@@ -1455,6 +1455,22 @@ static void sf_mangle(struct sf_fault *f, struct sf_pkt *pkt)
 				   pkt->grh + 16);
 }
 
+/* Whether @pkt on its way to @dst is one @f's filter names. */
+static bool sf_fault_names(const struct sf_fault *f, const struct sf_pkt *pkt,
+			   const struct sf_port *dst)
+{
+	bool gmp = pkt->dqpn == 1 && pkt->len >= 24;
+
+	if ((f->to && f->to != dst) || (f->from && f->from != pkt->src))
+		return false;
+	if (f->mgmt_class >= 0 && (!gmp || pkt->data[1] != f->mgmt_class))
+		return false;
+	if (f->method >= 0 && (!gmp || pkt->data[3] != f->method))
+		return false;
+	return f->attr_id < 0 ||
+	       (gmp && get_unaligned_be16(pkt->data + 16) == f->attr_id);
+}
+
 /* The first rule matching @pkt on its way to @dst; counts the hit. */
 static int sf_fault_match(struct sf_pkt *pkt, struct sf_port *dst,
 			  unsigned int *ms)
@@ -1466,20 +1482,7 @@ static int sf_fault_match(struct sf_pkt *pkt, struct sf_port *dst,
 	for (i = 0; i < SF_MAX_FAULTS; i++) {
 		struct sf_fault *f = &sf_faults[i];
 
-		if (!f->used || (f->to && f->to != dst) ||
-		    (f->from && f->from != pkt->src))
-			continue;
-		if (f->mgmt_class >= 0 &&
-		    (pkt->dqpn != 1 || pkt->len < 24 ||
-		     pkt->data[1] != f->mgmt_class))
-			continue;
-		if (f->method >= 0 &&
-		    (pkt->dqpn != 1 || pkt->len < 24 ||
-		     pkt->data[3] != f->method))
-			continue;
-		if (f->attr_id >= 0 &&
-		    (pkt->dqpn != 1 || pkt->len < 24 ||
-		     get_unaligned_be16(pkt->data + 16) != f->attr_id))
+		if (!f->used || !sf_fault_names(f, pkt, dst))
 			continue;
 		if (f->delay && pkt->delayed)
 			continue;
@@ -2321,11 +2324,17 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
  * after writing the bytes HEX (up to 8) at MAD byte OFF for each "set"
  * (up to 4), and with "sgid-seq=1" a new GRH SGID interface ID into each:
  * an SA or ib_remote_sa answer made malformed, a forged sender.
+ * "release FILTER" ends the delay rules with exactly that filter and puts
+ * the held packets it names back on the wire now: a test holds packets
+ * until something it waits for has happened, not for a time a loaded
+ * machine may overrun.
  */
 static int sf_ctl_fault(int argc, char **argv)
 {
 	struct sf_fault f = { .used = true, .mgmt_class = -1, .method = -1,
 			      .attr_id = -1 };
+	bool release = !strcmp(argv[0], "release");
+	struct sf_pkt *pkt;
 	unsigned long flags;
 	unsigned int v;
 	int i;
@@ -2376,12 +2385,30 @@ static int sf_ctl_fault(int argc, char **argv)
 			f.attr_id = v;
 		else if (!strcmp(argv[i], "sgid-seq") && f.mangle && v <= 1)
 			f.sgid_seq = v;
-		else if (!strcmp(argv[i], "count"))
+		else if (!strcmp(argv[i], "count") && !release)
 			f.count = v;
 		else if (!strcmp(argv[i], "ms") && f.delay && v <= 60000)
 			f.ms = v;
 		else
 			return -EINVAL;
+	}
+	if (release) {
+		spin_lock_irqsave(&sf_lock, flags);
+		for (i = 0; i < SF_MAX_FAULTS; i++) {
+			struct sf_fault *r = &sf_faults[i];
+
+			if (r->used && r->delay &&
+			    r->mgmt_class == f.mgmt_class &&
+			    r->method == f.method && r->attr_id == f.attr_id &&
+			    r->to == f.to && r->from == f.from)
+				r->used = false;
+		}
+		list_for_each_entry(pkt, &sf_held_list, list)
+			if (sf_fault_names(&f, pkt, pkt->at))
+				pkt->due = jiffies;
+		spin_unlock_irqrestore(&sf_lock, flags);
+		mod_delayed_work(sf_wq, &sf_dwork, 0);
+		return 0;
 	}
 	spin_lock_irqsave(&sf_lock, flags);
 	for (i = 0; i < SF_MAX_FAULTS; i++)
@@ -2432,7 +2459,8 @@ static int sf_ctl_partition(int argc, char **argv)
  *   "lid H/P LID", "pkey H/P INDEX PKEY", "sm H/P": what the SM sets;
  *   "rereg H/P": the SM asks the port's clients to register again;
  *   "router R down|up": the router and its links go down or come back;
- *   "drop ...", "delay ...", "mangle ...", "nofault": fault rules
+ *   "drop ...", "delay ...", "mangle ...", "release ...", "nofault":
+ *     fault rules
  *     (sf_ctl_fault);
  *   "partition SUBNET H/P...", "heal SUBNET";
  *   "clear": the capture ring.
@@ -2472,7 +2500,7 @@ static int sf_ctl_cmd(char *buf)
 		return 0;
 	}
 	if (!strcmp(argv[0], "drop") || !strcmp(argv[0], "delay") ||
-	    !strcmp(argv[0], "mangle"))
+	    !strcmp(argv[0], "mangle") || !strcmp(argv[0], "release"))
 		return sf_ctl_fault(argc, argv);
 	if (argc < 2)
 		return -EINVAL;
