@@ -1163,10 +1163,17 @@ static void nr_encode(const struct sf_port *port, u8 *r)
 	/* DeviceID, Revision and VendorID 0: simfab is nobody's product. */
 }
 
-/* The records of the subnet's present ports that match the components. */
+/*
+ * The records of the subnet's present ports that match the components,
+ * of the ports the requester (the port of the SLID) shares a partition
+ * with: OpenSM's __osm_nr_rcv_create_nr skips every port that does not
+ * (osm_physp_share_pkey), so a node outside the requester's partitions
+ * is not found by its GUID either.
+ */
 static int nr_query(struct sf_pkt *pkt, u8 *out, int max)
 {
 	struct sf_port *ports[SF_SUBNET_PORTS];
+	struct sf_port *req = sf_port_by_lid(pkt->subnet, pkt->slid, NULL);
 	u64 mask = get_unaligned_be64(pkt->data + SA_COMP_MASK);
 	const u8 *q = pkt->data + SA_DATA;
 	u8 r[NR_STRIDE];
@@ -1174,6 +1181,8 @@ static int nr_query(struct sf_pkt *pkt, u8 *out, int max)
 
 	np = all_ports(&sf_fab.subnets[pkt->subnet], ports);
 	for (i = 0; i < np; i++) {
+		if (req && !share_pkey(req, ports[i]))
+			continue;
 		nr_encode(ports[i], r);
 		if (((mask & NR_COMP_LID) && memcmp(q, r, 2)) ||
 		    ((mask & NR_COMP_NODETYPE) && q[6] != r[6]) ||

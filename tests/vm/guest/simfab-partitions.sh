@@ -16,6 +16,8 @@
 #             x -> y: no record (status 0, an empty table).
 # z-p1-by-z:  z asks z -> p1: a record in the default partition, with
 #             z's own (limited) entry, as osm_physp_find_common_pkey gives.
+# nr-by-*:    the NodeRecords z, x and p1 are given: only of the ports
+#             each shares a partition with (OpenSM __osm_nr_rcv_create_nr).
 #
 # Skips without simfab.ko or saquery.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -65,6 +67,26 @@ chk_begin
 chk_num records "$(pr z-p1-by-z z/1 z/1 p1/1)" 1
 grep -Eiq "pkey\.+0x7fff\$" /tmp/sfpk-z-p1-by-z.out || _bad="$_bad pkey-not-0x7fff (the source entry)"
 chk_end z-p1-by-z /tmp/sfpk-z-p1-by-z.out
+
+# nr NAME REQUESTER: the NodeRecords REQUESTER's port is given, in
+# /tmp/sfpk-NAME.out; prints the hosts they name, sorted, on one line.
+nr() {
+	timeout 30 saquery -C "$(dev_of "$2")" -P 1 NR >"/tmp/sfpk-$1.out" 2>&1 ||
+		echo "saquery-failed" >>"/tmp/sfpk-$1.out"
+	sed -n 's/^[[:space:]]*NodeDescription\.*\([^ ]*\) .*/\1/p' "/tmp/sfpk-$1.out" | sort | tr '\n' ' ' | sed 's/ $//'
+}
+# NodeRecords too (OpenSM __osm_nr_rcv_create_nr): z shares only the
+# default partition with p1 (z a limited member, p1 a full one); x shares
+# it with p1 and 0x8002 with y; p1 is a full member of every partition.
+chk_begin
+chk nodes "$(nr nr-by-z z/1)" "p1 z"
+chk_end nr-by-z /tmp/sfpk-nr-by-z.out
+chk_begin
+chk nodes "$(nr nr-by-x x/1)" "p1 x y"
+chk_end nr-by-x /tmp/sfpk-nr-by-x.out
+chk_begin
+chk nodes "$(nr nr-by-sm p1/1)" "p1 x y z"
+chk_end nr-by-sm /tmp/sfpk-nr-by-sm.out
 
 rmmod simfab
 chk_dmesg $T "$mark"
