@@ -318,19 +318,12 @@ chk_end altroute:late-not-opted-in-no-lap "/tmp/ar-$n.ktap"
 # discovery has found the alternate. So the last answer of b3/2's service
 # reaches a3/1 after the REQ left and before the REP; the alternate waits
 # for the RTU and goes out by LAP after it.
+req_at_b() { grep -q " at=b3/1 .* class=0x07 .* attr=0x0010 .* verdict=delivered " $D/capture; }
+alt_found_since() { [ "$(cnt a3/1 alt_found)" != "$1" ]; }
 late_releaser() {
-	_i=0
-	until grep -q " at=b3/1 .* class=0x07 .* attr=0x0010 .* verdict=delivered " $D/capture; do
-		_i=$((_i + 1))
-		[ $_i -lt 300 ] || break
-		sleep 0.1
-	done
+	wait_for 30 req_at_b || :
 	echo "release class=0x0d to=$AR" >$D/ctl
-	until [ "$(cnt a3/1 alt_found)" != "$1" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || break
-		sleep 0.1
-	done
+	wait_for 30 alt_found_since "$1" || :
 	echo "release class=0x07 attr=0x0013 to=a3/1" >$D/ctl
 }
 echo clear >$D/ctl

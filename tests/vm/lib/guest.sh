@@ -144,6 +144,18 @@ rxe_up() {
 	return 1
 }
 
+# wait_for SECONDS CMD...: until CMD succeeds, polled every 0.1 s; fails
+# when SECONDS pass first.
+wait_for() {
+	_w=$(($1 * 10))
+	shift
+	until "$@"; do
+		_w=$((_w - 1))
+		[ "$_w" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
 # wait_listen PORT [SECONDS]: until an rdma_cm id listens on PORT, so a
 # client never races its server's bind (rdma's resource view shows cm_ids).
 wait_listen() {
