@@ -59,6 +59,17 @@ struct sf_props {
 	u8 life;		/* PacketLifeTime exponent */
 };
 
+/*
+ * The virtual lanes of a port as its SM set them up (README "SL to VL"):
+ * PortInfo:OperationalVLs and the SLtoVLMappingTable (IBA 7.6.6,
+ * 14.2.5.6, 14.2.5.8).
+ */
+struct sf_vlcfg {
+	u8 vls;			/* data VLs the port runs: 1, 2, 4, 8 or 15 */
+	bool table;		/* sl2vl given in the topology, taken as it is */
+	u8 sl2vl[16];		/* SL -> VL; VL15 drops (IBA 7.6.6) */
+};
+
 struct sf_port {
 	struct sf_dev *dev;	/* a host's port: its device */
 	struct sf_router *rtr;	/* a router's port: its router */
@@ -76,6 +87,7 @@ struct sf_port {
 	u64 ud_tx, ud_rx;	/* UD packets (not QP1) sent and taken */
 	u64 mc_tx, mc_rx;	/* of them multicast: sent, copies taken */
 	u64 mtu_drops;		/* longer than this port's MTU (drop-mtu) */
+	u64 vl_drops;		/* SL mapped to VL15 or a VL not run here */
 };
 
 struct sf_host {
@@ -85,6 +97,7 @@ struct sf_host {
 	int psubnet[SF_MAX_PORTS];	/* each port's subnet ("subnets=") */
 	bool iprouter;		/* the guest forwards IP between its ports */
 	struct sf_props props;
+	struct sf_vlcfg vl;	/* its ports on its own subnet */
 	/*
 	 * The default partition's entry: 0xffff (full member) or 0x7fff
 	 * (limited, as the compute nodes of a partitioned fabric are).
@@ -118,6 +131,7 @@ struct sf_subnet {
 	u64 prefix;
 	u8 lmc;
 	struct sf_props def;	/* host defaults and router ports' props */
+	struct sf_vlcfg vl;	/* every port's, switches' and routers' too */
 	char sm_name[SF_NAME_LEN];
 	unsigned int sm_portnum;
 	struct sf_port *sm;

@@ -109,6 +109,86 @@ static bool sf_mtu_drop(struct sf_port *port, const struct sf_pkt *pkt)
 	return true;
 }
 
+/*
+ * The VLs a port runs and its SL2VL table: a host's own on its subnet, the
+ * subnet's for every other port (routers', and the switch ports, which
+ * sf_switch_vl() takes separately).
+ */
+static const struct sf_vlcfg *sf_port_vlcfg(const struct sf_port *port)
+{
+	if (port->dev && sf_fab.hosts[port->dev->host].subnet == port->subnet)
+		return &sf_fab.hosts[port->dev->host].vl;
+	return &subnet_of(port)->vl;
+}
+
+/*
+ * The VL a packet of @sl takes through a port with @c on a link that runs
+ * @vls data VLs (IBA 7.6.6: each port maps the SL to a VL with its
+ * SLtoVLMappingTable). A table from the topology is the SM's, taken as it
+ * is; without one, OpenSM's (qos_sl2vl "0,1,...,14,7",
+ * OSM_DEFAULT_QOS_SL2VL) with each VL but 15 masked to the link's VLs, as
+ * OpenSM's sl2vl_update_table() programs it (osm_qos.c).
+ */
+static u8 sf_vl_of(const struct sf_vlcfg *c, unsigned int vls, u8 sl)
+{
+	u8 vl;
+
+	sl &= 15;
+	if (c->table)
+		return c->sl2vl[sl];
+	vl = sl == 15 ? 7 : sl;
+	/* OperationalVLs 1, 2, 4, 8, 15: OpenSM's mask (1 << (code - 1)) - 1 */
+	return vl & (vls >= 15 ? 15 : vls - 1);
+}
+
+/*
+ * IBA 7.6.6 and 7.6.2: a data packet whose SL maps to VL15 (the SMPs'
+ * lane) is dropped, and so is one mapped to a VL the link does not run
+ * (a real port has no buffers for it). Counted at @port ("drop-vl").
+ */
+static const char *sf_vl_verdict(struct sf_port *port,
+				 const struct sf_vlcfg *c, unsigned int vls,
+				 u8 sl)
+{
+	unsigned long flags;
+	const char *why;
+	u8 vl = sf_vl_of(c, vls, sl);
+
+	if (vl == 15)
+		why = "drop-vl15";
+	else if (vl >= vls)
+		why = "drop-vl";
+	else
+		return NULL;
+	spin_lock_irqsave(&sf_lock, flags);
+	port->vl_drops++;
+	spin_unlock_irqrestore(&sf_lock, flags);
+	return why;
+}
+
+/* A packet on @sl leaving @port (a host's CA port, a router's egress). */
+static const char *sf_vl_drop(struct sf_port *port, u8 sl)
+{
+	const struct sf_vlcfg *c = sf_port_vlcfg(port);
+
+	return sf_vl_verdict(port, c, c->vls, sl);
+}
+
+/*
+ * A packet the subnet's switch sends to @dst: the switch port's table,
+ * which the SM programs from the subnet's (a host's own table is its CA
+ * port's), on a link that runs the VLs both ends run (OpenSM sets
+ * OperationalVLs to the lower of the two ends' VLCap). Counted at @dst.
+ */
+static const char *sf_switch_vl_drop(struct sf_port *dst,
+				     const struct sf_pkt *pkt)
+{
+	const struct sf_vlcfg *sw = &subnet_of(dst)->vl;
+
+	return sf_vl_verdict(dst, sw, min(sw->vls, sf_port_vlcfg(dst)->vls),
+			     pkt->sl);
+}
+
 /* The port's index in its subnet's ports[] (the SA's member tables). */
 int sf_port_index(const struct sf_port *port)
 {
@@ -141,6 +221,32 @@ static const char *sf_port_owner(const struct sf_port *port)
 }
 
 /* ---- topology --------------------------------------------------------- */
+
+/* vls=1|2|4|8|15, sl2vl=V,...(16 VLs, 0..15) */
+static int sf_parse_vl(struct sf_vlcfg *c, const char *key, char *val)
+{
+	unsigned int v, n = 0;
+	char *e;
+
+	if (!strcmp(key, "vls")) {
+		if (kstrtouint(val, 0, &v) ||
+		    (v != 1 && v != 2 && v != 4 && v != 8 && v != 15))
+			return -EINVAL;
+		c->vls = v;
+		return 0;
+	}
+	if (strcmp(key, "sl2vl"))
+		return -ENOENT;
+	while ((e = strsep(&val, ",")) != NULL) {
+		if (n >= 16 || kstrtouint(e, 0, &v) || v > 15)
+			return -EINVAL;
+		c->sl2vl[n++] = v;
+	}
+	if (n != 16)
+		return -EINVAL;
+	c->table = true;
+	return 0;
+}
 
 static int sf_parse_props(struct sf_props *pr, const char *key, unsigned int v)
 {
@@ -210,7 +316,8 @@ static struct sf_subnet *sf_new_subnet(const char *name)
 	 */
 	*sn = (struct sf_subnet){ .prefix = 0xfe80000000000000ULL,
 		.def = { .sl = 0, .mtu = IB_MTU_2048,
-			 .rate = IB_RATE_40_GBPS, .life = 18 } };
+			 .rate = IB_RATE_40_GBPS, .life = 18 },
+		.vl = { .vls = 8 } };
 	if (name)
 		strscpy(sn->name, name, SF_NAME_LEN);
 	else
@@ -223,6 +330,7 @@ static int sf_parse_subnet_kv(struct sf_subnet *sn, char *key, char *val)
 {
 	unsigned int v;
 	char *pn;
+	int ret;
 
 	if (!strcmp(key, "prefix"))
 		return kstrtou64(val, 0, &sn->prefix);
@@ -239,6 +347,9 @@ static int sf_parse_subnet_kv(struct sf_subnet *sn, char *key, char *val)
 		strscpy(sn->sm_name, val, SF_NAME_LEN);
 		return 0;
 	}
+	ret = sf_parse_vl(&sn->vl, key, val);
+	if (ret != -ENOENT)
+		return ret;
 	if (kstrtouint(val, 0, &v))
 		return -EINVAL;
 	if (!strcmp(key, "lmc")) {
@@ -271,15 +382,20 @@ static int sf_parse_host_subnets(struct sf_host *h, char *val)
 	h->nports = n;
 	h->subnet = h->psubnet[0];
 	h->props = sf_fab.subnets[h->subnet].def;
+	h->vl = sf_fab.subnets[h->subnet].vl;
 	return 0;
 }
 
 static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 {
 	unsigned int v;
+	int ret;
 
 	if (!strcmp(key, "subnets"))
 		return sf_parse_host_subnets(h, val);
+	ret = sf_parse_vl(&h->vl, key, val);
+	if (ret != -ENOENT)
+		return ret;
 	if (kstrtouint(val, 0, &v))
 		return -EINVAL;
 	if (!strcmp(key, "iprouter") && v <= 1) {
@@ -437,7 +553,7 @@ static int sf_begin_entry(struct sf_entry *en, const char *kind)
 		en->h = &sf_fab.hosts[sf_fab.nhosts];
 		*en->h = (struct sf_host){ .nports = 1,
 			.subnet = sf_fab.nsubnets - 1, .props = sn->def,
-			.pkey2 = 0x8001 };
+			.vl = sn->vl, .pkey2 = 0x8001 };
 		for (i = 0; i < SF_MAX_PORTS; i++)
 			en->h->psubnet[i] = en->h->subnet;
 		return 0;
@@ -705,7 +821,9 @@ static int sf_query_port(struct ib_device *ibdev, u32 port_num,
 	a->lmc = sn->lmc;
 	a->sm_sl = 0;
 	a->subnet_timeout = 18;
-	a->max_vl_num = 4;
+	/* VLCap as PortInfo encodes it (IBA 14.2.5.6): 1 VL0 ... 5 VL0-14 */
+	a->max_vl_num = sf_port_vlcfg(port)->vls == 15 ? 5 :
+			ilog2(sf_port_vlcfg(port)->vls) + 1;
 	a->active_width = IB_WIDTH_4X;
 	a->active_speed = sf_speed(pr.rate);
 	return 0;
@@ -1539,6 +1657,8 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	struct sf_router *r = in->rtr;
 	struct ib_grh *g = (struct ib_grh *)pkt->grh;
 	struct sf_port *out = NULL, *dst;
+	const char *why;
+	u8 sl;
 	u64 prefix;
 	int i;
 
@@ -1572,6 +1692,11 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 			      be64_to_cpu(g->dgid.global.interface_id));
 	if (!dst)
 		return sf_rdrop(r, "drop-no-dgid");
+	/* The egress SL (its SL map) on the egress port's VLs */
+	sl = r->slmap[pkt->sl & 15];
+	why = sf_vl_drop(out, sl);
+	if (why)
+		return sf_rdrop(r, why);
 	/* The ingress side as it came in; the delivery shows the egress. */
 	if (pkt->dqpn == 1 || pkt->rc)
 		sf_capture(pkt, sf_routed);
@@ -1580,7 +1705,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	pkt->src = out;
 	pkt->slid = out->lid;
 	pkt->dlid = dst->lid;
-	pkt->sl = r->slmap[pkt->sl & 15];
+	pkt->sl = sl;
 	pkt->at = NULL;
 	if (pkt->dqpn == 1)
 		sf_count(out, 0, pkt->data, pkt->len);
@@ -1738,6 +1863,7 @@ static const char *sf_mc_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
  */
 static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 {
+	const char *why;
 	struct sf_port *dst;
 	struct sf_qp *qp;
 	struct sf_rwqe w;
@@ -1765,6 +1891,15 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 	if ((pkt->src && pkt->src->dev && sf_mtu_drop(pkt->src, pkt)) ||
 	    sf_mtu_drop(dst, pkt))
 		return "drop-mtu";
+	/* The same two ports' SL to VL mapping (a router's egress: sf_route) */
+	if (pkt->src && pkt->src->dev) {
+		why = sf_vl_drop(pkt->src, pkt->sl);
+		if (why)
+			return why;
+	}
+	why = sf_switch_vl_drop(dst, pkt);
+	if (why)
+		return why;
 	switch (sf_fault_match(pkt, dst, delay_ms)) {
 	case 1:
 		return "drop-inject";
@@ -2112,6 +2247,9 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 	if (port->mtu_drops)
 		seq_printf(m, "port=%s/%d drop-mtu=%llu\n",
 			   sf_port_owner(port), port->num, port->mtu_drops);
+	if (port->vl_drops)
+		seq_printf(m, "port=%s/%d drop-vl=%llu\n",
+			   sf_port_owner(port), port->num, port->vl_drops);
 	if (port->ud_tx || port->ud_rx || port->mc_rx)
 		seq_printf(m, "port=%s/%d ud tx=%llu rx=%llu mc_tx=%llu mc_rx=%llu\n",
 			   sf_port_owner(port), port->num, port->ud_tx,
@@ -2148,12 +2286,20 @@ DEFINE_SHOW_ATTRIBUTE(sf_counters);
 static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 {
 	const struct sf_subnet *sn = subnet_of(port);
+	const struct sf_vlcfg *vl;
+	u8 sl;
 
 	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u state=%s\n",
 		   sf_port_owner(port), port->num, port->guid, port->lid,
 		   sn->lmc, sn->prefix, port->guid, port->pkeys[0],
 		   port->pkeys[1], sn->name, port->side,
 		   port->down ? "down" : "active");
+	vl = sf_port_vlcfg(port);
+	seq_printf(m, "vl port %s/%u vls=%u sl2vl=", sf_port_owner(port),
+		   port->num, vl->vls);
+	for (sl = 0; sl < 16; sl++)
+		seq_printf(m, "%s%u", sl ? "," : "", sf_vl_of(vl, vl->vls, sl));
+	seq_putc(m, '\n');
 	if (sf_gids > 1)
 		seq_printf(m, "gid port %s/%u index=1 gid=%016llx:%016llx\n",
 			   sf_port_owner(port), port->num, sn->prefix,

@@ -90,6 +90,12 @@ MODULE_PARM_DESC(wrong_dlid, "rc: then reload the active AV with this DLID and s
 static bool wrong_nogrh;
 module_param(wrong_nogrh, bool, 0444);
 MODULE_PARM_DESC(wrong_nogrh, "rc: then reload the active AV without its GRH and send");
+static int wrong_sl = -1;
+module_param(wrong_sl, int, 0444);
+MODULE_PARM_DESC(wrong_sl, "rc: then reload the active AV with this SL and send (-1: no)");
+static bool wrong_pas;
+module_param(wrong_pas, bool, 0444);
+MODULE_PARM_DESC(wrong_pas, "rc: the wrong AV is the passive side's, not the active's");
 static bool cma_notify = true;
 module_param(cma_notify, bool, 0444);
 MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as rdma_cm's consumers must (N: it does not; rdma_cm then never hears of the migration)");
@@ -1306,8 +1312,8 @@ static void t_teardown(void)
 }
 
 /*
- * A wrong address vector breaks the connection: the active QP is drained
- * (RTS -> SQD), gets its AV with another DLID or without the GRH (SQD ->
+ * A wrong address vector breaks the connection: the QP is drained
+ * (RTS -> SQD), gets its AV with another DLID, SL or without the GRH (SQD ->
  * SQD, IBA 10.3), goes back to RTS and sends: a real HCA
  * and simfab then retry in vain (RETRY_EXC_ERR).
  */
@@ -1328,6 +1334,8 @@ static void t_wrong_av(struct t_side *s)
 		rdma_ah_set_dlid(&a.ah_attr, wrong_dlid);
 	if (wrong_nogrh)
 		a.ah_attr.ah_flags &= ~IB_AH_GRH;
+	if (wrong_sl >= 0)
+		rdma_ah_set_sl(&a.ah_attr, wrong_sl);
 	if (!ret)
 		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE | IB_QP_AV);
 	t_dump("wrong", s);
@@ -1357,8 +1365,8 @@ static void t_case_rc(void)
 		t_traffic("act-to-pas", &t_act, &t_pas);
 		t_traffic("pas-to-act", &t_pas, &t_act);
 		t_rdma(&t_act, &t_pas);
-		if (wrong_dlid || wrong_nogrh)
-			t_wrong_av(&t_act);
+		if (wrong_dlid || wrong_nogrh || wrong_sl >= 0)
+			t_wrong_av(wrong_pas ? &t_pas : &t_act);
 	}
 	t_teardown();
 }
