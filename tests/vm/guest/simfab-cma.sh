@@ -224,11 +224,13 @@ chk_num hop "$(out $o cli-rtr.qp_attr.ah.grh.hop_limit)" 255
 chk_end cma:routed-active-qp $o
 
 # b1's QP: back through the router the REQ came through (RA's port on B,
-# the SL it arrived with), end-to-end MTU and rate; its path record names
-# b1's own LID (6.1's fix-up left 0 there).
+# from the LRH), on the SL B's SA gave (the REQ's, not the LRH's: the
+# router's; simfab-sl shows a wrong one is lost), end-to-end MTU and
+# rate; its path record names b1's own LID (6.1's fix-up left 0 there).
 chk_begin
 chk_num dlid "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
-chk_num sl "$(out $o conn-rtr.qp_attr.ah.sl)" "$SL_IN_B"
+chk_ne sa-vs-router-sl "$SL_R" "$SL_IN_B"
+chk_num sl "$(out $o conn-rtr.qp_attr.ah.sl)" "$SL_R"
 chk_num mtu "$(out $o conn-rtr.qp_attr.path_mtu)" "$MTU_E"
 chk_num rate "$(out $o conn-rtr.qp_attr.ah.static_rate)" "$RATE_E"
 chk_num global "$(out $o conn-rtr.qp_attr.ah.is_global)" 1

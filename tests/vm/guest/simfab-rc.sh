@@ -3,8 +3,8 @@
 # simfab RC QPs, path migration and the in-kernel test driver
 # (tests/simfab/module/simfab_rc_test.c), on default.topo and routed.topo:
 #
-# rc:        RC connections through rdma_cm (same subnet; across a router
-#            with today's LRH fix-up) and ib_cm, traffic both ways, RDMA
+# rc:        RC connections through rdma_cm (same subnet; across a router,
+#            b1 on B's SA's SL with the router's LID from the LRH) and ib_cm, traffic both ways, RDMA
 #            WRITE/READ, both sides' query_qp attributes and the data
 #            packets on the wire (capture), all derived from the topology.
 # hca:       what a real HCA does when the path is gone and no alternate is
@@ -262,7 +262,11 @@ SL_A=$(max "$(prop $AP sl)" "$(prop "$(rport "$R1" "$A")" sl)")
 SL_IN_B=$(slmap "$R1" "$SL_A")
 diag "A=$A B=$B $AP lid $ALID, $BP lid $BLID; $R1: $R1A/$R1B; $R2: $R2A/$R2B; SL $SL_A -> $SL_IN_B"
 
-# ---- rc: across the router with today's stack (LRH fix-up) ----------------------------
+# ---- rc: across the router through rdma_cm ----------------------------------------------
+# rdma_cm asks b1's ib_remote_sa for the return record, which leaves the
+# router's LID to the LRH fix-up (the router the REQ came through) and
+# gives b1's QP the SL of B's SA (0009), not the router's SL_IN_B.
+SL_PB=$(max "$(prop $BP sl)" "$(prop "$(rport "$R1" "$B")" sl)")
 KPFX=rc:routed
 # Then the active AV loses its GRH: the router drops what it sends.
 run routed cases=rc act="$(dev $AP)" pas="$(dev $BP)" wrong_nogrh=1 retry=$RETRY
@@ -272,7 +276,8 @@ chk_num act-global "$(qa routed act.conn global)" 1
 chk_num act-hop "$(qa routed act.conn hop)" 255
 chk act-dgid "$(qa routed act.conn dgid)" "$(gid6 $BP)"
 chk_num pas-dlid "$(qa routed pas.conn dlid)" "$R1B"
-chk_num pas-sl "$(qa routed pas.conn sl)" "$SL_IN_B"
+chk_ne sa-vs-router-sl "$SL_PB" "$SL_IN_B"
+chk_num pas-sl "$(qa routed pas.conn sl)" "$SL_PB"
 chk_num pas-global "$(qa routed pas.conn global)" 1
 chk pas-dgid "$(qa routed pas.conn dgid)" "$(gid6 $AP)"
 chk_end rc:routed-qp-attrs /tmp/sfrc-routed.ktap
@@ -285,6 +290,8 @@ chk_begin
 	_bad="$_bad no SENDs delivered at $BP from $R1"
 [ "$(rccount routed " sn=$A at=$AP slid=$R1A dlid=$ALID .* grh=1 .* rc op=0x11 .*verdict=delivered")" -ge 8 ] ||
 	_bad="$_bad no ACKs back through $R1"
+[ "$(rccount routed " sn=$B at=$R1/[0-9]+ slid=$BLID dlid=$R1B sl=$SL_PB .* grh=1 .* rc op=0x04 .*verdict=routed")" -ge 8 ] ||
+	_bad="$_bad no SENDs from $BP on SL $SL_PB"
 [ "$(rcpkts routed "verdict=drop" | grep -vc " grh=0 ")" -eq 0 ] || _bad="$_bad drops"
 grep -q "^port=$R1/[0-9]* rc tx=[1-9]" /tmp/sfrc-routed.counters || _bad="$_bad no rc counters on $R1"
 chk_end rc:routed-wire /tmp/sfrc-routed.cap /tmp/sfrc-routed.counters
