@@ -2212,17 +2212,16 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 {
 	const struct sf_subnet *sn = subnet_of(port);
 
-	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u state=%s",
+	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u",
 		   sf_port_owner(port), port->hnum, port->guid, port->lid,
 		   sn->lmc, sn->prefix, port->guid, port->pkeys[0],
-		   port->pkeys[1], sn->name, port->side,
-		   port->down ? "down" : "active");
+		   port->pkeys[1], sn->name, port->side);
 	/* A host's port: its ib_device, the port number there, NodeGUID. */
 	if (port->dev)
 		seq_printf(m, " dev=%s devport=%u node_guid=0x%016llx",
 			   dev_name(&port->dev->ibdev.dev), port->num,
 			   be64_to_cpu(port->dev->ibdev.node_guid));
-	seq_putc(m, '\n');
+	seq_printf(m, " state=%s\n", port->down ? "down" : "active");
 	if (sf_gids > 1)
 		seq_printf(m, "gid port %s/%u index=1 gid=%016llx:%016llx\n",
 			   sf_port_owner(port), port->hnum, sn->prefix,
@@ -2261,13 +2260,13 @@ static int sf_topology_show(struct seq_file *m, void *v)
 		struct sf_dev *d = hh->ndevs ? hh->devs[0] : NULL;
 
 		/* dev= the first device (a one-device host's only one). */
-		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s hca=%s devs=%d ack_delay=%u sysimage=0x%016llx%s\n",
+		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x hca=%s devs=%d ack_delay=%u sysimage=0x%016llx dev=%s%s\n",
 			   hh->name, sf_fab.subnets[hh->subnet].name,
 			   hh->nports, hh->props.sl, hh->props.mtu,
 			   hh->props.rate, hh->props.life, hh->pkey2,
-			   d ? dev_name(&d->ibdev.dev) : "-",
 			   hh->hca == SF_HCA_MLX5 ? "mlx5" : "mlx4", hh->ndevs,
 			   hh->ack_delay, sf_host_sysimage(hh),
+			   d ? dev_name(&d->ibdev.dev) : "-",
 			   hh->iprouter ? " iprouter=1" : "");
 		for (p = 0; d && p < hh->nports; p++)
 			sf_topology_port(m, hh->port[p]);
