@@ -74,7 +74,11 @@ struct sf_port {
 	struct sf_dev *dev;	/* a host's port: its device */
 	struct sf_router *rtr;	/* a router's port: its router */
 	int subnet;		/* index in sf_fab.subnets */
-	u32 num;		/* 1-based port number */
+	u32 num;		/* 1-based port number on its device */
+	u32 hnum;		/* 1-based port number on its host or router:
+				 * the "H/P" of ctl, debugfs and the capture
+				 * (= num but on an mlx5-style host)
+				 */
 	u64 guid;
 	u16 lid;		/* base LID, aligned to 2^LMC (IBA 7.11.1) */
 	u16 pkeys[SF_PKEYS];
@@ -90,9 +94,22 @@ struct sf_port {
 	u64 vl_drops;		/* SL mapped to VL15 or a VL not run here */
 };
 
+/*
+ * The adapter generation a host models (README "Topology", hca=):
+ * mlx4 (ConnectX-3 and before) one ib_device with all the ports and one
+ * NodeGUID; mlx5 (ConnectX-4 and later, IB link layer) one ib_device per
+ * port, each with its own NodeGUID, the SystemImageGUID shared.
+ */
+enum sf_hca { SF_HCA_MLX4, SF_HCA_MLX5 };
+
 struct sf_host {
 	char name[SF_NAME_LEN];
 	int nports;
+	u8 hca;			/* enum sf_hca */
+	u8 ack_delay;		/* local_ca_ack_delay of its devices */
+	int ndevs;		/* its ib_devices (mlx5: one per port) */
+	struct sf_dev *devs[SF_MAX_PORTS];
+	struct sf_port *port[SF_MAX_PORTS];	/* by host port number - 1 */
 	int subnet;		/* its (first) port's subnet: props apply there */
 	int psubnet[SF_MAX_PORTS];	/* each port's subnet ("subnets=") */
 	bool iprouter;		/* the guest forwards IP between its ports */
@@ -146,6 +163,7 @@ struct sf_subnet {
 struct sf_dev {
 	struct ib_device ibdev;
 	int host;
+	int nports;		/* phys_port_cnt */
 	struct sf_port port[SF_MAX_PORTS];
 	bool registered;
 };
@@ -184,7 +202,8 @@ struct sf_fabric {
 	struct sf_subnet subnets[SF_MAX_SUBNETS];
 	int nhosts;
 	struct sf_host hosts[SF_MAX_HOSTS];
-	struct sf_dev *devs[SF_MAX_HOSTS];
+	int ndevs;
+	struct sf_dev *devs[SF_MAX_HOSTS * SF_MAX_PORTS];	/* in registration order */
 	int nrouters;
 	struct sf_router routers[SF_MAX_ROUTERS];
 	struct sf_mcg mcgs[SF_MAX_MCG];	/* under sf_lock */
@@ -357,6 +376,7 @@ static inline struct sf_ah *to_sah(struct ib_ah *ah)
 	return container_of(ah, struct sf_ah, ibah);
 }
 
+u64 sf_host_sysimage(const struct sf_host *h);
 struct sf_port *sf_port_by_lid(int subnet, u16 lid, u16 *path_bits);
 struct sf_port *sf_port_by_guid(int subnet, u64 guid);
 

@@ -56,11 +56,6 @@ static inline struct sf_dev *to_sdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct sf_dev, ibdev);
 }
 
-static struct sf_host *host_of(struct sf_dev *sdev)
-{
-	return &sf_fab.hosts[sdev->host];
-}
-
 static struct sf_subnet *subnet_of(const struct sf_port *port)
 {
 	return &sf_fab.subnets[port->subnet];
@@ -396,8 +391,22 @@ static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 	ret = sf_parse_vl(&h->vl, key, val);
 	if (ret != -ENOENT)
 		return ret;
+	if (!strcmp(key, "hca")) {
+		if (!strcmp(val, "mlx4"))
+			h->hca = SF_HCA_MLX4;
+		else if (!strcmp(val, "mlx5"))
+			h->hca = SF_HCA_MLX5;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (kstrtouint(val, 0, &v))
 		return -EINVAL;
+	/* IBA 14.2.5.3 NodeInfo / 12.7.34: LocalCAAckDelay, 5 bits. */
+	if (!strcmp(key, "ack_delay") && v <= 31) {
+		h->ack_delay = v;
+		return 0;
+	}
 	if (!strcmp(key, "iprouter") && v <= 1) {
 		h->iprouter = v;
 		return 0;
@@ -551,9 +560,10 @@ static int sf_begin_entry(struct sf_entry *en, const char *kind)
 			return -E2BIG;
 		sn = &sf_fab.subnets[sf_fab.nsubnets - 1];
 		en->h = &sf_fab.hosts[sf_fab.nhosts];
+		/* ack_delay 16: what mlx5 reports (README "HCAs"). */
 		*en->h = (struct sf_host){ .nports = 1,
 			.subnet = sf_fab.nsubnets - 1, .props = sn->def,
-			.vl = sn->vl, .pkey2 = 0x8001 };
+			.vl = sn->vl, .pkey2 = 0x8001, .ack_delay = 16 };
 		for (i = 0; i < SF_MAX_PORTS; i++)
 			en->h->psubnet[i] = en->h->subnet;
 		return 0;
@@ -599,6 +609,7 @@ static int sf_end_entry(struct sf_entry *en)
 
 			sn = &sf_fab.subnets[port->subnet];
 			port->rtr = en->r;
+			port->hnum = port->num;
 			/* Locally administered GUIDs: "SF", 'R', router, port. */
 			port->guid = 0x5346520000000000ULL |
 				     (u64)(sf_fab.nrouters + 1) << 8 | (p + 1);
@@ -760,7 +771,9 @@ static int sf_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->fw_ver = 1;
-	a->sys_image_guid = cpu_to_be64(sdev->port[0].guid - 1);
+	a->sys_image_guid = cpu_to_be64(sf_host_sysimage(&sf_fab.hosts[sdev->host]));
+	/* mlx5_ib_query_device: MLX5_CAP_GEN(mdev, local_ca_ack_delay). */
+	a->local_ca_ack_delay = sf_fab.hosts[sdev->host].ack_delay;
 	a->max_mr_size = U64_MAX;
 	a->page_size_cap = PAGE_SIZE;
 	a->vendor_id = 0xffffff;
@@ -1051,7 +1064,7 @@ static int sf_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		(init->create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
 	if (init->qp_type == IB_QPT_GSI) {
 		/* IBA 3.9.3: the GSI QP is QP1 on every port. */
-		if (init->port_num < 1 || init->port_num > host_of(sdev)->nports ||
+		if (init->port_num < 1 || init->port_num > sdev->nports ||
 		    sdev->port[init->port_num - 1].gsi) {
 			kfree(qp->rq);
 			return -EINVAL;
@@ -1115,14 +1128,64 @@ static void sf_ud_flush(struct sf_qp *qp)
 	}
 }
 
+/*
+ * debugfs qplog: every RC Modify QP as the HCA got it (the consumer's
+ * attributes, not what a test driver reads back): the Local ACK Timeout
+ * ib_cm/rdma_cm compute (cm.c cm_ack_timeout) and the alternate path
+ * they load, with the verdict. "clear" (ctl) empties it.
+ */
+#define SF_QPLOG_LEN	128
+
+struct sf_qplog {
+	u64 seq;
+	struct sf_dev *dev;
+	u32 qpn;
+	int mask, ret;
+	u8 state;		/* after the call */
+	u8 timeout, alt_timeout;
+	u32 port, alt_port;	/* on dev */
+	u16 dlid, alt_dlid;
+};
+
+static struct sf_qplog sf_qplog_ring[SF_QPLOG_LEN];
+static u64 sf_qplog_seq;
+
+static void sf_qplog_add(struct sf_qp *qp, const struct ib_qp_attr *attr,
+			 int mask, int ret)
+{
+	struct sf_qplog *l;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	l = &sf_qplog_ring[sf_qplog_seq % SF_QPLOG_LEN];
+	*l = (struct sf_qplog){ .seq = ++sf_qplog_seq,
+		.dev = to_sdev(qp->ibqp.device), .qpn = qp->ibqp.qp_num,
+		.mask = mask, .ret = ret, .state = qp->state,
+		.port = qp->pri.port };
+	if (mask & IB_QP_TIMEOUT)
+		l->timeout = attr->timeout;
+	if (mask & IB_QP_AV)
+		l->dlid = rdma_ah_get_dlid(&attr->ah_attr);
+	if (mask & IB_QP_ALT_PATH) {
+		l->alt_timeout = attr->alt_timeout;
+		l->alt_port = attr->alt_port_num;
+		l->alt_dlid = rdma_ah_get_dlid(&attr->alt_ah_attr);
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+}
+
 static int sf_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			struct ib_udata *udata)
 {
 	struct sf_qp *qp = to_sqp(ibqp);
 	unsigned long flags;
+	int ret;
 
-	if (ibqp->qp_type == IB_QPT_RC)
-		return sf_rc_modify(qp, attr, mask);
+	if (ibqp->qp_type == IB_QPT_RC) {
+		ret = sf_rc_modify(qp, attr, mask);
+		sf_qplog_add(qp, attr, mask, ret);
+		return ret;
+	}
 	if (mask & IB_QP_PORT &&
 	    (attr->port_num < 1 || attr->port_num > ibqp->device->phys_port_cnt))
 		return -EINVAL;
@@ -2188,7 +2251,7 @@ static int sf_capture_show(struct seq_file *m, void *v)
 			   sf_fab.subnets[c->subnet].name);
 		if (c->at)
 			seq_printf(m, " at=%s/%u", sf_port_owner(c->at),
-				   c->at->num);
+				   c->at->hnum);
 		else
 			seq_puts(m, " at=-");
 		seq_printf(m, " slid=%u dlid=%u sl=%u sqp=%u dqp=%u qkey=0x%08x pkey=0x%04x len=%u",
@@ -2237,22 +2300,22 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 		if (!c.count)
 			break;
 		seq_printf(m, "port=%s/%d dir=%s class=0x%02x method=0x%02x attr=0x%04x count=%llu\n",
-			   sf_port_owner(port), port->num, c.dir ? "rx" : "tx",
+			   sf_port_owner(port), port->hnum, c.dir ? "rx" : "tx",
 			   c.mgmt_class, c.method, c.attr_id, c.count);
 	}
 	if (port->rc_tx || port->rc_rx)
 		seq_printf(m, "port=%s/%d rc tx=%llu rx=%llu\n",
-			   sf_port_owner(port), port->num, port->rc_tx,
+			   sf_port_owner(port), port->hnum, port->rc_tx,
 			   port->rc_rx);
 	if (port->mtu_drops)
 		seq_printf(m, "port=%s/%d drop-mtu=%llu\n",
-			   sf_port_owner(port), port->num, port->mtu_drops);
+			   sf_port_owner(port), port->hnum, port->mtu_drops);
 	if (port->vl_drops)
 		seq_printf(m, "port=%s/%d drop-vl=%llu\n",
-			   sf_port_owner(port), port->num, port->vl_drops);
+			   sf_port_owner(port), port->hnum, port->vl_drops);
 	if (port->ud_tx || port->ud_rx || port->mc_rx)
 		seq_printf(m, "port=%s/%d ud tx=%llu rx=%llu mc_tx=%llu mc_rx=%llu\n",
-			   sf_port_owner(port), port->num, port->ud_tx,
+			   sf_port_owner(port), port->hnum, port->ud_tx,
 			   port->ud_rx, port->mc_tx, port->mc_rx);
 }
 
@@ -2289,20 +2352,25 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 	const struct sf_vlcfg *vl;
 	u8 sl;
 
-	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u state=%s\n",
-		   sf_port_owner(port), port->num, port->guid, port->lid,
+	seq_printf(m, "port %s/%u guid=0x%016llx lid=%u lmc=%u gid=%016llx:%016llx pkeys=0x%04x,0x%04x subnet=%s side=%u",
+		   sf_port_owner(port), port->hnum, port->guid, port->lid,
 		   sn->lmc, sn->prefix, port->guid, port->pkeys[0],
-		   port->pkeys[1], sn->name, port->side,
-		   port->down ? "down" : "active");
+		   port->pkeys[1], sn->name, port->side);
+	/* A host's port: its ib_device, the port number there, NodeGUID. */
+	if (port->dev)
+		seq_printf(m, " dev=%s devport=%u node_guid=0x%016llx",
+			   dev_name(&port->dev->ibdev.dev), port->num,
+			   be64_to_cpu(port->dev->ibdev.node_guid));
+	seq_printf(m, " state=%s\n", port->down ? "down" : "active");
 	vl = sf_port_vlcfg(port);
 	seq_printf(m, "vl port %s/%u vls=%u sl2vl=", sf_port_owner(port),
-		   port->num, vl->vls);
+		   port->hnum, vl->vls);
 	for (sl = 0; sl < 16; sl++)
 		seq_printf(m, "%s%u", sl ? "," : "", sf_vl_of(vl, vl->vls, sl));
 	seq_putc(m, '\n');
 	if (sf_gids > 1)
 		seq_printf(m, "gid port %s/%u index=1 gid=%016llx:%016llx\n",
-			   sf_port_owner(port), port->num, sn->prefix,
+			   sf_port_owner(port), port->hnum, sn->prefix,
 			   sf_port_iid(port, 1));
 }
 
@@ -2316,7 +2384,7 @@ static int sf_topology_show(struct seq_file *m, void *v)
 		seq_printf(m, "subnet %s prefix=0x%016llx lmc=%u sm=%s:%u sm_lid=%u sl=%u mtu=%u rate=%u life=%u\n",
 			   sn->name, sn->prefix, sn->lmc,
 			   sn->sm ? sf_port_owner(sn->sm) : "-",
-			   sn->sm ? sn->sm->num : 0, sn->sm_lid, sn->def.sl,
+			   sn->sm ? sn->sm->hnum : 0, sn->sm_lid, sn->def.sl,
 			   sn->def.mtu, sn->def.rate, sn->def.life);
 		for (i = 0; i < sn->nroutes; i++) {
 			const struct sf_route *rt = &sn->routes[i];
@@ -2335,16 +2403,19 @@ static int sf_topology_show(struct seq_file *m, void *v)
 	}
 	for (h = 0; h < sf_fab.nhosts; h++) {
 		struct sf_host *hh = &sf_fab.hosts[h];
-		struct sf_dev *d = sf_fab.devs[h];
+		struct sf_dev *d = hh->ndevs ? hh->devs[0] : NULL;
 
-		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x dev=%s%s\n",
+		/* dev= the first device (a one-device host's only one). */
+		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x hca=%s devs=%d ack_delay=%u sysimage=0x%016llx dev=%s%s\n",
 			   hh->name, sf_fab.subnets[hh->subnet].name,
 			   hh->nports, hh->props.sl, hh->props.mtu,
 			   hh->props.rate, hh->props.life, hh->pkey2,
+			   hh->hca == SF_HCA_MLX5 ? "mlx5" : "mlx4", hh->ndevs,
+			   hh->ack_delay, sf_host_sysimage(hh),
 			   d ? dev_name(&d->ibdev.dev) : "-",
 			   hh->iprouter ? " iprouter=1" : "");
 		for (p = 0; d && p < hh->nports; p++)
-			sf_topology_port(m, &d->port[p]);
+			sf_topology_port(m, hh->port[p]);
 	}
 	for (i = 0; i < sf_fab.nrouters; i++) {
 		struct sf_router *r = &sf_fab.routers[i];
@@ -2400,7 +2471,7 @@ static int sf_mcast_show(struct seq_file *m, void *v)
 			if (!g->join[p])
 				continue;
 			seq_printf(m, "%s%s/%u:0x%x", any ? "," : "",
-				   sf_port_owner(sn->ports[p]), sn->ports[p]->num,
+				   sf_port_owner(sn->ports[p]), sn->ports[p]->hnum,
 				   g->join[p]);
 			any = true;
 		}
@@ -2414,7 +2485,8 @@ static int sf_mcast_show(struct seq_file *m, void *v)
 		struct sf_dev *d = to_sdev(a->qp->ibqp.device);
 
 		seq_printf(m, "attach %s/%u qpn=%u mgid=%pI6c mlid=0x%04x\n",
-			   sf_fab.hosts[d->host].name, a->qp->port,
+			   sf_fab.hosts[d->host].name,
+			   d->port[a->qp->port - 1].hnum,
 			   a->qp->ibqp.qp_num, a->mgid.raw, a->mlid);
 		if (++k == 256)
 			break;
@@ -2423,6 +2495,54 @@ static int sf_mcast_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_mcast);
+
+/* The port @num of @d as "H/P", or "-" (none) / "bad:N" (not on @d). */
+static void sf_qplog_port(struct seq_file *m, const char *key,
+			  const struct sf_dev *d, u32 num)
+{
+	if (!num)
+		seq_printf(m, " %s=-", key);
+	else if (num > d->nports)
+		seq_printf(m, " %s=bad:%u", key, num);
+	else
+		seq_printf(m, " %s=%s/%u", key, sf_port_owner(&d->port[num - 1]),
+			   d->port[num - 1].hnum);
+}
+
+static int sf_qplog_show(struct seq_file *m, void *v)
+{
+	struct sf_qplog l;
+	unsigned long flags;
+	u64 first, n;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	n = sf_qplog_seq;
+	spin_unlock_irqrestore(&sf_lock, flags);
+	first = n > SF_QPLOG_LEN ? n - SF_QPLOG_LEN : 0;
+	for (; first < n; first++) {
+		spin_lock_irqsave(&sf_lock, flags);
+		l = sf_qplog_ring[first % SF_QPLOG_LEN];
+		spin_unlock_irqrestore(&sf_lock, flags);
+		if (l.seq != first + 1)
+			continue;
+		seq_printf(m, "seq=%llu dev=%s qpn=%u mask=0x%x ret=%d state=%u",
+			   l.seq, dev_name(&l.dev->ibdev.dev), l.qpn, l.mask,
+			   l.ret, l.state);
+		sf_qplog_port(m, "port", l.dev, l.port);
+		if (l.mask & IB_QP_AV)
+			seq_printf(m, " dlid=%u", l.dlid);
+		if (l.mask & IB_QP_TIMEOUT)
+			seq_printf(m, " timeout=%u", l.timeout);
+		if (l.mask & IB_QP_ALT_PATH) {
+			sf_qplog_port(m, "alt_port", l.dev, l.alt_port);
+			seq_printf(m, " alt_dlid=%u alt_timeout=%u", l.alt_dlid,
+				   l.alt_timeout);
+		}
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sf_qplog);
 
 /* ---- control: port events, as an SM's actions would cause them ------------ */
 
@@ -2440,8 +2560,8 @@ static struct sf_port *sf_port_by_name(const char *hp)
 	for (h = 0; h < sf_fab.nhosts; h++)
 		if (strlen(sf_fab.hosts[h].name) == len &&
 		    !strncmp(sf_fab.hosts[h].name, hp, len) &&
-		    pn <= sf_fab.hosts[h].nports && sf_fab.devs[h])
-			return &sf_fab.devs[h]->port[pn - 1];
+		    pn <= sf_fab.hosts[h].nports && sf_fab.hosts[h].ndevs)
+			return sf_fab.hosts[h].port[pn - 1];
 	for (h = 0; h < sf_fab.nrouters; h++)
 		if (strlen(sf_fab.routers[h].name) == len &&
 		    !strncmp(sf_fab.routers[h].name, hp, len) &&
@@ -2636,6 +2756,8 @@ static int sf_ctl_cmd(char *buf)
 		spin_lock_irqsave(&sf_lock, flags);
 		sf_cap_seq = 0;
 		memset(sf_ring, 0, sizeof(sf_ring));
+		sf_qplog_seq = 0;
+		memset(sf_qplog_ring, 0, sizeof(sf_qplog_ring));
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
@@ -2805,36 +2927,66 @@ static void sf_port_event(struct sf_dev *d, u32 port, enum ib_event_type t)
 	ib_dispatch_event(&ev);
 }
 
+/*
+ * The adapter's SystemImageGUID (IBA 14.2.5.3): "SF", host, port byte 0.
+ * An mlx4-style host's one device has it as its NodeGUID too; an
+ * mlx5-style host's devices share it (mlx5_query_system_image_guid reads
+ * the adapter's from the HCA vport context) but each has its own NodeGUID
+ * (mlx5_query_node_guid, per PCI function).
+ */
+u64 sf_host_sysimage(const struct sf_host *h)
+{
+	return 0x5346000000000000ULL | (u64)(h - sf_fab.hosts + 1) << 8;
+}
+
+/*
+ * A host's ib_devices: mlx4 one with every port (mlx4_ib_add:
+ * phys_port_cnt = num_ports), mlx5 one per port (mlx5r_probe makes one
+ * ib_device per mlx5_core_dev, a PCI function with one IB port; the
+ * multiport affiliation in mlx5_ib_init_multiport_master is RoCE-only).
+ */
 static int sf_add_dev(int h)
 {
 	struct sf_host *hh = &sf_fab.hosts[h];
+	int ndevs = hh->hca == SF_HCA_MLX5 ? hh->nports : 1;
+	int per = hh->nports / ndevs;
 	struct sf_dev *d;
-	int p;
+	int i, p, hp;
 
-	d = ib_alloc_device(sf_dev, ibdev);
-	if (!d)
-		return -ENOMEM;
-	d->host = h;
-	for (p = 0; p < hh->nports; p++) {
-		struct sf_port *port = &d->port[p];
+	for (i = 0; i < ndevs; i++) {
+		d = ib_alloc_device(sf_dev, ibdev);
+		if (!d)
+			return -ENOMEM;
+		d->host = h;
+		d->nports = per;
+		for (p = 0; p < per; p++) {
+			struct sf_port *port = &d->port[p];
 
-		port->dev = d;
-		port->subnet = hh->psubnet[p];
-		port->num = p + 1;
-		/* Locally administered GUIDs: "SF", host, port. */
-		port->guid = 0x5346000000000000ULL | (u64)(h + 1) << 8 | (p + 1);
-		port->lid = hh->lids[p];	/* sf_next_lid */
-		port->pkeys[0] = hh->pkey1 ?: IB_DEFAULT_PKEY_FULL;
-		port->pkeys[1] = hh->pkey2;
+			hp = i * per + p;
+			port->dev = d;
+			port->subnet = hh->psubnet[hp];
+			port->num = p + 1;
+			port->hnum = hp + 1;
+			/* Locally administered GUIDs: "SF", host, port. */
+			port->guid = 0x5346000000000000ULL | (u64)(h + 1) << 8 |
+				     (hp + 1);
+			port->lid = hh->lids[hp];	/* sf_next_lid */
+			port->pkeys[0] = hh->pkey1 ?: IB_DEFAULT_PKEY_FULL;
+			port->pkeys[1] = hh->pkey2;
+			hh->port[hp] = port;
+		}
+		d->ibdev.node_type = RDMA_NODE_IB_CA;
+		d->ibdev.phys_port_cnt = per;
+		d->ibdev.num_comp_vectors = 1;
+		d->ibdev.node_guid = cpu_to_be64(hh->hca == SF_HCA_MLX5 ?
+						 d->port[0].guid :
+						 sf_host_sysimage(hh));
+		snprintf(d->ibdev.node_desc, sizeof(d->ibdev.node_desc),
+			 "%s simfab", hh->name);
+		ib_set_device_ops(&d->ibdev, &sf_dev_ops);
+		hh->devs[hh->ndevs++] = d;
+		sf_fab.devs[sf_fab.ndevs++] = d;
 	}
-	d->ibdev.node_type = RDMA_NODE_IB_CA;
-	d->ibdev.phys_port_cnt = hh->nports;
-	d->ibdev.num_comp_vectors = 1;
-	d->ibdev.node_guid = cpu_to_be64(0x5346000000000000ULL | (u64)(h + 1) << 8);
-	snprintf(d->ibdev.node_desc, sizeof(d->ibdev.node_desc),
-		 "%s simfab", hh->name);
-	ib_set_device_ops(&d->ibdev, &sf_dev_ops);
-	sf_fab.devs[h] = d;
 	return 0;
 }
 
@@ -2851,24 +3003,24 @@ static void sf_free_list(struct list_head *list)
 
 static void sf_remove_all(void)
 {
-	int h;
+	int i;
 
 	sf_stopping = true;
 	/* Delayed packets go now (and are dropped: sf_stopping). */
 	mod_delayed_work(sf_wq, &sf_dwork, 0);
 	flush_delayed_work(&sf_dwork);
 	flush_workqueue(sf_wq);
-	for (h = sf_fab.nhosts - 1; h >= 0; h--) {
-		struct sf_dev *d = sf_fab.devs[h];
+	for (i = sf_fab.ndevs - 1; i >= 0; i--) {
+		struct sf_dev *d = sf_fab.devs[i];
 
-		if (!d)
-			continue;
 		if (d->registered)
 			ib_unregister_device(&d->ibdev);
 		flush_workqueue(sf_wq);
-		sf_fab.devs[h] = NULL;
+		sf_fab.devs[i] = NULL;
+		sf_fab.hosts[d->host].ndevs = 0;
 		ib_dealloc_device(&d->ibdev);
 	}
+	sf_fab.ndevs = 0;
 }
 
 /*
@@ -2884,7 +3036,7 @@ static void sf_build_subnets(void)
 
 	for (h = 0; h < sf_fab.nhosts; h++)
 		for (p = 0; p < sf_fab.hosts[h].nports; p++) {
-			port = &sf_fab.devs[h]->port[p];
+			port = sf_fab.hosts[h].port[p];
 			sn = subnet_of(port);
 			sn->ports[sn->nports++] = port;
 			if (port->lid == sn->sm_lid)
@@ -2918,7 +3070,7 @@ static int __init sf_init(void)
 	}
 	sf_build_subnets();
 	sf_sa_mcast_init();
-	for (h = 0; h < sf_fab.nhosts; h++) {
+	for (h = 0; h < sf_fab.ndevs; h++) {
 		struct sf_dev *d = sf_fab.devs[h];
 
 		ret = ib_register_device(&d->ibdev, "simfab%d", NULL);
@@ -2928,7 +3080,7 @@ static int __init sf_init(void)
 		/* What an SM's PortInfo Set causes on a real HCA: ib_sa
 		 * rebuilds its SM AH on these (sa_query.c update_sm_ah).
 		 */
-		for (p = 1; p <= sf_fab.hosts[h].nports; p++) {
+		for (p = 1; p <= d->nports; p++) {
 			sf_port_event(d, p, IB_EVENT_PORT_ACTIVE);
 			sf_port_event(d, p, IB_EVENT_SM_CHANGE);
 		}
@@ -2942,6 +3094,7 @@ static int __init sf_init(void)
 			    &sf_counters_fops);
 	debugfs_create_file("ctl", 0200, sf_debugfs, NULL, &sf_ctl_fops);
 	debugfs_create_file("mcast", 0444, sf_debugfs, NULL, &sf_mcast_fops);
+	debugfs_create_file("qplog", 0444, sf_debugfs, NULL, &sf_qplog_fops);
 	pr_info("simfab: %d subnets, %d hosts, %d routers\n", sf_fab.nsubnets,
 		sf_fab.nhosts, sf_fab.nrouters);
 	return 0;

@@ -80,7 +80,7 @@ module_param(restore_alt_ctl, charp, 0444);
 MODULE_PARM_DESC(restore_alt_ctl, "cma-lap: simfab ctl command that repairs it");
 static int ack_timeout = 16;
 module_param(ack_timeout, int, 0444);
-MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (16: 268 ms)");
+MODULE_PARM_DESC(ack_timeout, "Local ACK Timeout exponent for the QPs (16: 268 ms); -1: the one ib_cm/rdma_cm compute (cm_ack_timeout)");
 static int retry = 3;
 module_param(retry, int, 0444);
 MODULE_PARM_DESC(retry, "retry_cnt for the QPs");
@@ -687,7 +687,8 @@ static int t_cma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		s->id = id;
 		s->qp = id->qp;
 		t_post_recvs(s);
-		rdma_set_ack_timeout(id, ack_timeout);
+		if (ack_timeout >= 0)
+			rdma_set_ack_timeout(id, ack_timeout);
 		if (rdma_accept(id, &cp))
 			t_step(s, -EIO);
 		break;
@@ -791,7 +792,8 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 		return ret;
 	a->qp = a->id->qp;
 	t_post_recvs(a);
-	rdma_set_ack_timeout(a->id, ack_timeout);
+	if (ack_timeout >= 0)
+		rdma_set_ack_timeout(a->id, ack_timeout);
 	ret = rdma_connect(a->id, &cp);
 	/* the route as the REQ has it */
 	if (!ret && t_route_hook)
@@ -866,9 +868,9 @@ static int t_cm_modify(struct t_side *s, enum ib_qp_state st)
 	 */
 	if (mask & IB_QP_RQ_PSN && s == &t_pas)
 		a.rq_psn = T_REP_PSN;
-	if (mask & IB_QP_TIMEOUT)
+	if (mask & IB_QP_TIMEOUT && ack_timeout >= 0)
 		a.timeout = ack_timeout;
-	if (mask & IB_QP_ALT_PATH)
+	if (mask & IB_QP_ALT_PATH && ack_timeout >= 0)
 		a.alt_timeout = ack_timeout;
 	if (mask & IB_QP_ACCESS_FLAGS)
 		a.qp_access_flags |= IB_ACCESS_REMOTE_READ |
@@ -891,7 +893,8 @@ static int t_cm_modify_bad_alt(struct t_side *s)
 		return ret;
 	if (!(mask & IB_QP_ALT_PATH))
 		return -ENOENT;
-	a.alt_timeout = ack_timeout;
+	if (ack_timeout >= 0)
+		a.alt_timeout = ack_timeout;
 	a.alt_pkey_index = 0xffff;
 	return ib_modify_qp(s->qp, &a, mask);
 }
@@ -2800,7 +2803,8 @@ static void t_case_ip(void)
 	if (!ret) {
 		a->qp = a->id->qp;
 		t_post_recvs(a);
-		rdma_set_ack_timeout(a->id, ack_timeout);
+		if (ack_timeout >= 0)
+			rdma_set_ack_timeout(a->id, ack_timeout);
 		ret = rdma_connect(a->id, &cp) ?: t_wait_step(a) ?:
 		      t_wait_step(p);
 	}
@@ -2971,7 +2975,8 @@ static int t_sc_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	}
 	id->context = e;
 	e->id = id;
-	rdma_set_ack_timeout(id, ack_timeout);
+	if (ack_timeout >= 0)
+		rdma_set_ack_timeout(id, ack_timeout);
 	if (rdma_accept(id, &cp))
 		t_sc_bad(e, ev);
 	return 0;
@@ -3273,7 +3278,8 @@ static void t_case_scale(void)
 			continue;
 		}
 		e->qp = e->id->qp;
-		rdma_set_ack_timeout(e->id, ack_timeout);
+		if (ack_timeout >= 0)
+			rdma_set_ack_timeout(e->id, ack_timeout);
 		if (t_sc_post_recv(e) || rdma_connect(e->id, &cp))
 			atomic_inc(&t_sc.bad);
 	}

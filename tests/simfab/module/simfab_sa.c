@@ -1129,18 +1129,25 @@ static void mcm_recv(struct sf_pkt *pkt, u8 method)
 
 /* ---- NodeRecord (IBA 15.2.5.2; OpenSM osm_sa_node_record.c) ----------- */
 
-/* The node a port belongs to: its number of ports, its type, its port
- * number on it. Node GUIDs are the port GUIDs with port byte 0.
+/*
+ * The node a port belongs to (IBA 14.2.5.3 NodeInfo): its number of
+ * ports, its type, its port number on it, its NodeGUID and
+ * SystemImageGUID. A host's node is its port's ib_device: on an
+ * mlx5-style host each port is a node of its own, one port, its own
+ * NodeGUID, the adapter's SystemImageGUID (README "HCAs"). A router's
+ * NodeGUID is its port GUIDs with port byte 0.
  */
 static void nr_encode(const struct sf_port *port, u8 *r)
 {
-	u64 guid = port->guid & ~0xffULL;
+	u64 guid = port->guid & ~0xffULL, sysimage = guid;
 	int nports, num;
 
 	memset(r, 0, NR_STRIDE);
 	if (port->dev) {
-		nports = sf_fab.hosts[port->dev->host].nports;
+		nports = port->dev->nports;
 		num = port->num;
+		guid = be64_to_cpu(port->dev->ibdev.node_guid);
+		sysimage = sf_host_sysimage(&sf_fab.hosts[port->dev->host]);
 		r[4 + 2] = 1;				/* NodeType: CA */
 		snprintf((char *)r + 44, 64, "%s %s",
 			 sf_fab.hosts[port->dev->host].name,
@@ -1155,7 +1162,7 @@ static void nr_encode(const struct sf_port *port, u8 *r)
 	r[4 + 0] = 1;					/* BaseVersion */
 	r[4 + 1] = 1;					/* ClassVersion (SMP) */
 	r[4 + 3] = nports;
-	put_unaligned_be64(guid, r + 4 + 4);		/* SystemImageGUID */
+	put_unaligned_be64(sysimage, r + 4 + 4);	/* SystemImageGUID */
 	put_unaligned_be64(guid, r + 4 + 12);		/* NodeGUID */
 	put_unaligned_be64(port->guid, r + 4 + 20);	/* PortGUID */
 	put_unaligned_be16(SF_PKEYS, r + 4 + 28);	/* PartitionCap */

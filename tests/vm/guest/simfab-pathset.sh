@@ -200,10 +200,12 @@ LIFE_H=$LIFE_F
 MTU_O=$((MTU_E - 1)) RATE_O=2 LIFE_O=$((LIFE_H + 2))
 # end to end over outbound + return: max(LIFE_O, LIFE_R) + 1 = LIFE_O + 1
 LIFE_OE=$((LIFE_O + 1))
-# cm_ack_timeout(CA ACK delay, lifetime) (cm.c), with simfab's
-# local_ca_ack_delay 0 (its query_device leaves it unset): lifetime + 1
-# when that is above the delay.
-ACK_OE=$((LIFE_OE + 1))
+# The Local ACK Timeouts (IBA 12.7.34, cm.c cm_ack_timeout): the REQ's
+# (the passive QP's) from the active CA's ACK delay, the active QP's
+# from the passive CA's (the REP's TargetACKDelay); lifetime + 1 while
+# the lifetime is above the delays (simfab's default 16).
+ACK_OE=$(iba_ack_timeout "$(topo_host "${AP%/*}" ack_delay)" "$LIFE_OE")
+ACK_OE_ACT=$(iba_ack_timeout "$(topo_host "${BP%/*}" ack_delay)" "$LIFE_OE")
 # shellcheck disable=SC2086 # the records' key=value words
 if connect outsmall 7509 "path flags=0x03 $FWD" \
 	"path flags=0x0a $FWD mtu=$MTU_O rate=$RATE_O packet_life=$LIFE_O" \
@@ -221,7 +223,7 @@ if connect outsmall 7509 "path flags=0x03 $FWD" \
 	chk_num pas-rate "$(out $o conn-rtr.qp_attr.ah.static_rate)" "$RATE_O"
 	chk_num act-mtu "$(out $o cli-rtr.qp_attr.path_mtu)" "$MTU_O"
 	chk_num act-rate "$(out $o cli-rtr.qp_attr.ah.static_rate)" "$RATE_O"
-	chk_num act-ack-timeout "$(out $o cli-rts.qp_attr.timeout)" "$ACK_OE"
+	chk_num act-ack-timeout "$(out $o cli-rts.qp_attr.timeout)" "$ACK_OE_ACT"
 	chk_end pathset:3-record-outbound-smaller $o $c
 else
 	t_fail $T:pathset:3-record-outbound-smaller "simfab-cm failed: $(tail -n 1 /tmp/sfp-outsmall.out.err)"

@@ -325,8 +325,8 @@ RATE_R=$(min "$(prop $BP rate)" "$(prop "$(rport "$RB" "$B")" rate)")
 LIFE_R=$(max "$(prop $BP life)" "$(prop "$(rport "$RB" "$B")" life)")
 # End to end (docs/routed-cm.md): the lower MTU and rate (simfab's rate
 # codes 3, 6, 7, 11, 16 order as their speeds), lifetime max + 1 (sum of
-# the halves); the REQ's Local ACK Timeout is lifetime + 1 (simfab's CA
-# ACK delay is 0, cm.c cm_ack_timeout).
+# the halves); the REQ's Local ACK Timeout from that lifetime and the
+# active CA's ACK delay (IBA 12.7.34, cm.c cm_ack_timeout).
 MTU_E=$(min "$MTU_F" "$MTU_R") RATE_E=$(min "$RATE_F" "$RATE_R")
 LIFE_E=$(min 63 $(($(max "$LIFE_F" "$LIFE_R") + 1)))
 diag "return half via $RB ($RBA on $A, $RBB on $B): SL $SL_R MTU $MTU_R rate $RATE_R life $LIFE_R; forward SL $SL_F MTU $MTU_F rate $RATE_F life $LIFE_F; end to end MTU $MTU_E rate $RATE_E life $LIFE_E"
@@ -371,7 +371,7 @@ else
 	chk_num subnet-local $(($(madn "$_m" 118 1) >> 3 & 1)) 0
 	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
 	chk_num rate $(($(madn "$_m" 115 1) & 0x3f)) "$RATE_E"
-	chk_num ack-timeout $(($(madn "$_m" 119 1) >> 3)) $((LIFE_E + 1))
+	chk_num ack-timeout $(($(madn "$_m" 119 1) >> 3)) "$(iba_ack_timeout "$(topo_host "${AP%/*}" ack_delay)" "$LIFE_E")"
 	chk local-gid "$(mad "$_m" 80 16)" "$(port_gidhex $AP)"
 	chk remote-gid "$(mad "$_m" 96 16)" "$(port_gidhex $BP)"
 	chk_num lrh-dlid "$(capf "$_req" dlid)" "$RBA"

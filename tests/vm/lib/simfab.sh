@@ -33,6 +33,24 @@ route_via() {
 		fi
 	done
 }
+# port_dev H/P, port_devport H/P: the ib_device a host's port is on and
+# its port number there (an mlx5-style host, hca=mlx5, has one device per
+# port: its port 2 is port 1 of its second device).
+port_dev() { topo_port "$1" dev; }
+port_devport() { topo_port "$1" devport; }
+# iba_ack_timeout DELAY LIFE: the Local ACK Timeout for a CA ACK delay and
+# a PacketLifeTime, as IBA 12.7.34 defines the REQ's: 4.096 us x 2^T =
+# 4.096 us x 2^DELAY + 2 x 4.096 us x 2^LIFE, T rounded to the nearest
+# exponent, at most 31. With M the larger and N the smaller of DELAY and
+# LIFE + 1, log2 of the sum is M + log2(1 + 2^(N - M)), which rounds up
+# exactly when N >= M - 1 (1 + 1/2 > sqrt 2 > 1 + 1/4); busybox awk may
+# lack log().
+iba_ack_timeout() {
+	_x=$1 _y=$(($2 + 1))
+	[ "$_x" -ge "$_y" ] || { _x=$_y _y=$1; }
+	[ "$_y" -lt $((_x - 1)) ] || _x=$((_x + 1))
+	min "$_x" 31
+}
 hex_gid() {
 	echo "$1" | sed 's/..../&:/g; s/:$//'
 }
