@@ -1831,7 +1831,7 @@ static void t_case_lost_rtu(void)
 {
 	struct ib_wc wc = {};
 	int ret = t_setup(false), st, pst;
-	bool got;
+	bool got, est0;
 
 	t_pas_rts_at_rtu = true;
 	t_no_pas_wait = true;
@@ -1845,12 +1845,13 @@ static void t_case_lost_rtu(void)
 		goto out;
 	/* At once: the RTU is lost, the passive side still in RTR */
 	pst = t_qp_state(&t_pas);
+	est0 = t_pas.established;
 	got = !t_send_one(&t_act, IB_WR_SEND, 0, T_MSG, 91) &&
 	      t_poll(t_act.scq, &wc, wait_ms);
 	st = got ? wc.status : -1;
 	pr_info("# %s first send status=%d pas_state_before=%d\n", t_case, st,
 		pst);
-	t_result(pst == IB_QPS_RTR && !t_pas.established,
+	t_result(pst == IB_QPS_RTR && !est0,
 		 "passive-rtr-before-data",
 		 "the passive QP was not in RTR (or already established) when the data came");
 	t_result(st == IB_WC_SUCCESS, "first-send-acked-in-rtr",
