@@ -444,6 +444,22 @@ chk_begin
 [ "$(rcpkts routedret "verdict=drop" | wc -l)" -eq 0 ] || _bad="$_bad drops"
 chk_end rc:routed-ret-wire /tmp/sfrc-routedret.cap
 
+# ---- cm:lost-rtu-routed: the same across the router (ib-routed's ib_cm) -----------------
+# cm:lost-rtu's case a1 -> b1 through RB with the return record: the RTU
+# lost at b1, b1 established by COMM_EST on a routed connection.
+KPFX=cm:lost-rtu-routed
+run lostrtur cases=lost-rtu act="$(dev $AP)" pas="$(dev $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY \
+	fail_ctl="drop+class=0x07+attr=0x0014+to=$BP+count=1" restore_ctl="nofault"
+chk_begin
+chk_num rtu-dropped "$(grep -c " at=$BP .* class=0x07 .* attr=0x0014 .* verdict=drop-inject " /tmp/sfrc-lostrtur.cap)" 1
+chk_num rtu-delivered "$(grep -c " at=$BP .* class=0x07 .* attr=0x0014 .* verdict=delivered " /tmp/sfrc-lostrtur.cap)" 0
+chk_num rep-once "$(grep -c " at=$AP .* class=0x07 .* attr=0x0013 .* verdict=delivered " /tmp/sfrc-lostrtur.cap)" 1
+[ "$(rccount lostrtur " sn=$B at=$BP slid=$RBB dlid=$BLID .* grh=1 .* rc op=0x04 .*verdict=delivered")" -ge 1 ] ||
+	_bad="$_bad no SEND delivered at $BP through $RB"
+chk_num pas-state "$(qa lostrtur pas.est state)" 3	# IB_QPS_RTS
+chk_num pas-dlid "$(qa lostrtur pas.est dlid)" "$RBB"
+chk_end cm:lost-rtu-routed-wire /tmp/sfrc-lostrtur.cap
+
 # ---- rc:alt-routed: a routed alternate through the second router, by ib_cm --------------
 KPFX=rc:alt-routed
 if [ -n "$R2" ]; then
