@@ -334,7 +334,7 @@ struct sf_qp {
 
 /*
  * A memory region (simfab_rc.c): what the responder checks an R_Key
- * against (IBA 10.6.3, 9.7.5.2; rxe check_rkey). A DMA MR covers all of
+ * against (IBA 10.6, 9.7.5.2; rxe check_rkey). A DMA MR covers all of
  * memory; a fast-registration MR (IB_MR_TYPE_MEM_REG) its pages from
  * ib_map_mr_sg once an IB_WR_REG_MR made it valid.
  */

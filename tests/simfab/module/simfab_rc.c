@@ -552,8 +552,8 @@ int sf_mr_dereg(struct ib_mr *ibmr)
 
 /*
  * IB_WR_REG_MR: the MR answers to the WR's key with its access rights
- * over the range ib_map_mr_sg gave it (IBA 10.6.3.5, fast registration);
- * IB_WR_LOCAL_INV: it answers to none (IBA 10.6.5). Under sf_lock.
+ * over the range ib_map_mr_sg gave it (IBA 10.6, fast registration);
+ * IB_WR_LOCAL_INV: it answers to none (IBA 10.6). Under sf_lock.
  */
 static int sf_mr_local_op(struct sf_qp *qp, const struct ib_send_wr *wr)
 {
@@ -583,7 +583,7 @@ static int sf_mr_local_op(struct sf_qp *qp, const struct ib_send_wr *wr)
 }
 
 /*
- * The responder's R_Key check (IBA 9.7.5.2.?, 10.6.3; rxe check_rkey and
+ * The responder's R_Key check (IBA 9.7.5.2, 10.6; rxe check_rkey and
  * lookup_mr / mr_check_range): @rkey must name a valid MR of the QP's
  * PD granting @acc (IB_ACCESS_REMOTE_READ or _WRITE), and [@va, @va +
  * @len) must lie within it. A zero-length operation needs no key (rxe).
@@ -1128,7 +1128,7 @@ static void sf_rc_recv_wc(struct sf_qp *qp, const struct sf_pkt *pkt,
 }
 
 /*
- * A remote access error (IBA 9.7.5.2.4, NAK Remote Access Error; 10.6.3):
+ * A remote access error (IBA 9.7.5.2, NAK Remote Access Error; 10.6):
  * the request's R_Key, range or the QP's access flags do not allow it.
  * As rxe's responder (class C, do_class_ac_error): the NAK goes out and
  * the responder QP goes to Error; the requester completes its WQE with
@@ -1379,7 +1379,7 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 		if (!sf_rc_path_ok(pkt, dst, &qp->alt)) {
 			/* A migration request this QP does not accept: Path
 			 * Migration Request Error, an affiliated asynchronous
-			 * error, and the QP goes to Error (IBA 11.6.3.1,
+			 * error, and the QP goes to Error (IBA 11.6.3,
 			 * 17.2.8; mlx5 PATH_MIG_FAILED -> PATH_MIG_ERR).
 			 */
 			qp->path_drops++;
@@ -1406,7 +1406,7 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 	}
 	dst->rc_rx++;
 	qp->rx++;
-	/* Communication Established (IBA 11.6.3.1): the first request
+	/* Communication Established (IBA 11.6.3): the first request
 	 * packet reaching a QP in RTR raises IB_EVENT_COMM_EST, once (rdmavt
 	 * rvt_comm_est() from qib_rc_rcv/hfi1_rc_rcv; mlx5 COMM_EST): the CM
 	 * of a passive side whose RTU was lost learns from it.

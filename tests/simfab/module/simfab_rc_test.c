@@ -1822,7 +1822,7 @@ static void t_case_ibcm(void)
  * until it is established, as ib_srpt does (RTS in srpt_cm_rtu_recv(),
  * on IB_CM_RTU_RECEIVED or IB_CM_USER_ESTABLISHED); fail_ctl loses the
  * RTU. The active side sends at once: the passive QP, still in RTR,
- * takes the SEND and raises IB_EVENT_COMM_EST (IBA 11.6.3.1), the QP
+ * takes the SEND and raises IB_EVENT_COMM_EST (IBA 11.6.3), the QP
  * event handler calls ib_cm_notify() (t_qp_event) and ib_cm establishes
  * the connection without the RTU (cm.c cm_establish); then RTS and
  * traffic both ways.
@@ -1890,7 +1890,7 @@ out:
  * Both ARMED after traffic, the active migrates on request and sends
  * with MigReq set to a port that is not the passive QP's alternate: the
  * passive QP refuses the migration, raises IB_EVENT_PATH_MIG_ERR and goes
- * to Error (IBA 11.6.3.1, 17.2.8); the active send ends in
+ * to Error (IBA 11.6.3, 17.2.8); the active send ends in
  * RETRY_EXC_ERR.
  */
 static void t_case_mig_err(void)

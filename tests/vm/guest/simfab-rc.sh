@@ -240,7 +240,7 @@ for mode in manual auto; do
 	chk_end "apm:$mode-rearmed-attrs" "/tmp/sfrc-$n.ktap"
 done
 
-# ---- cm:lost-rtu: COMM_EST establishes the passive side (IBA 11.6.3.1) ---------------
+# ---- cm:lost-rtu: COMM_EST establishes the passive side (IBA 11.6.3) ---------------
 # ib_cm h1 -> h3, the passive QP in RTR until established (as ib_srpt),
 # the RTU lost on its way to h3 (a fault rule); the active side sends at
 # once: h3's QP takes it in RTR, raises COMM_EST, its handler calls
