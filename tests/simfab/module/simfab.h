@@ -317,6 +317,7 @@ struct sf_swqe {
 	u64 remote_addr;
 	u32 rkey;
 	__be32 imm;
+	bool local;			/* REG_MR / LOCAL_INV: no packets */
 	int num_sge;
 	struct ib_sge sge[SF_MAX_SGE];	/* READ: where the response goes */
 	u8 data[];			/* SEND/WRITE payload */
@@ -359,6 +360,27 @@ struct sf_qp {
 	bool rnr_wait;		/* the timer runs for an RNR NAK */
 	struct delayed_work rto; /* the Local ACK Timeout */
 	u64 tx, rx, retrans, path_drops, migrations;
+	/* Appended for the COMM_EST, PATH_MIG_ERR and R_Key rules. */
+	bool comm_est;		/* IB_EVENT_COMM_EST raised since RTR */
+	u32 rmsg_rkey;		/* RDMA WRITE in progress: its RETH R_Key */
+};
+
+/*
+ * A memory region (simfab_rc.c): what the responder checks an R_Key
+ * against (IBA 10.6, 9.7.5.2; rxe check_rkey). A DMA MR covers all of
+ * memory; a fast-registration MR (IB_MR_TYPE_MEM_REG) its pages from
+ * ib_map_mr_sg once an IB_WR_REG_MR made it valid.
+ */
+struct sf_mr {
+	struct ib_mr ibmr;
+	u32 key;		/* the R_Key it answers to while valid */
+	int access;		/* IB_ACCESS_* */
+	bool dma;		/* get_dma_mr: every address */
+	bool valid;
+	u64 iova, length;	/* registered range (fast registration) */
+	u64 off0;		/* first byte's offset in pages[0] */
+	u64 *pages;		/* kernel virtual page addresses */
+	u32 max_pages, npages;
 };
 
 static inline struct sf_cq *to_scq(struct ib_cq *cq)
@@ -423,6 +445,12 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 int sf_rc_post_recv(struct sf_qp *qp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
 const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst);
+struct ib_mr *sf_mr_get_dma(struct ib_pd *pd, int acc);
+struct ib_mr *sf_mr_alloc(struct ib_pd *pd, enum ib_mr_type type,
+			  u32 max_num_sg);
+int sf_mr_map_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		 unsigned int *sg_offset);
+int sf_mr_dereg(struct ib_mr *mr);
 extern struct workqueue_struct *sf_wq;
 extern struct xarray sf_qps;
 

@@ -903,20 +903,8 @@ static int sf_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 
 static struct ib_mr *sf_get_dma_mr(struct ib_pd *pd, int acc)
 {
-	static atomic_t sf_mr_index = ATOMIC_INIT(0);
-	struct ib_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	/*
-	 * Addresses are kernel virtual (no dma_device), so the key is not
-	 * looked up; but like a real HCA's (index << 8 | key byte) it is never
-	 * 0: ib_alloc_pd(IB_PD_UNSAFE_GLOBAL_RKEY) publishes this MR's rkey
-	 * and ib_srp WARNs on a zero one.
-	 */
-	mr->lkey = (u32)atomic_inc_return(&sf_mr_index) << 8;
-	mr->rkey = mr->lkey;
-	return mr;
+	/* simfab_rc.c keeps MRs: the responder checks R_Keys there. */
+	return sf_mr_get_dma(pd, acc);
 }
 
 static struct ib_mr *sf_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
@@ -928,8 +916,7 @@ static struct ib_mr *sf_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 static int sf_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
 {
-	kfree(mr);
-	return 0;
+	return sf_mr_dereg(mr);
 }
 
 static int sf_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
@@ -2882,6 +2869,7 @@ static const struct ib_device_ops sf_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = 1,
 
+	.alloc_mr = sf_mr_alloc,
 	.alloc_pd = sf_alloc_pd,
 	.create_ah = sf_create_ah,
 	.create_cq = sf_create_cq,
@@ -2896,6 +2884,7 @@ static const struct ib_device_ops sf_dev_ops = {
 	.get_dev_fw_str = sf_get_dev_fw_str,
 	.get_dma_mr = sf_get_dma_mr,
 	.get_port_immutable = sf_get_port_immutable,
+	.map_mr_sg = sf_mr_map_sg,
 	.modify_port = sf_modify_port,
 	.modify_qp = sf_modify_qp,
 	.poll_cq = sf_poll_cq,

@@ -140,6 +140,8 @@ struct sf_rc_done {
 	struct ib_wc *rwc;		/* receive completions */
 	int nrwc;
 	bool mig;			/* raise IB_EVENT_PATH_MIG */
+	bool comm_est;			/* raise IB_EVENT_COMM_EST */
+	bool mig_err;			/* raise IB_EVENT_PATH_MIG_ERR */
 };
 
 static void sf_rc_done_init(struct sf_rc_done *d)
@@ -149,6 +151,8 @@ static void sf_rc_done_init(struct sf_rc_done *d)
 	d->rwc = NULL;
 	d->nrwc = 0;
 	d->mig = false;
+	d->comm_est = false;
+	d->mig_err = false;
 }
 
 static void sf_rc_event(struct sf_qp *qp, enum ib_event_type type)
@@ -171,6 +175,10 @@ static enum ib_wc_opcode sf_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 		return IB_WC_RDMA_READ;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	default:
 		return IB_WC_SEND;
 	}
@@ -183,6 +191,11 @@ static void sf_rc_finish(struct sf_qp *qp, struct sf_rc_done *d)
 	struct sf_pkt *pkt, *pn;
 	int i;
 
+	/* The first request packet in RTR, before it is executed (rdmavt
+	 * rvt_comm_est() from qib/hfi1 rc_rcv).
+	 */
+	if (d->comm_est)
+		sf_rc_event(qp, IB_EVENT_COMM_EST);
 	list_for_each_entry_safe(pkt, pn, &d->pkts, list) {
 		list_del(&pkt->list);
 		sf_xmit(pkt);
@@ -210,6 +223,8 @@ static void sf_rc_finish(struct sf_qp *qp, struct sf_rc_done *d)
 	kfree(d->rwc);
 	if (d->mig)
 		sf_rc_event(qp, IB_EVENT_PATH_MIG);
+	if (d->mig_err)
+		sf_rc_event(qp, IB_EVENT_PATH_MIG_ERR);
 }
 
 /*
@@ -265,6 +280,8 @@ static void sf_rc_send_wqe(struct sf_qp *qp, struct sf_swqe *w,
 	struct sf_pkt *pkt;
 	u8 op;
 
+	if (w->local)
+		return;
 	if (w->opcode == IB_WR_RDMA_READ) {
 		pkt = sf_rc_pkt(qp, SF_RC_READ_REQ, w->psn, 0);
 		if (!pkt)
@@ -432,6 +449,197 @@ static void sf_rc_timeout(struct work_struct *work)
 	sf_rc_finish(qp, &d);
 }
 
+/* ---- memory regions and R_Keys (IBA 10.6, 9.7.5.2) ---------------------- */
+
+/*
+ * MRs by key index (key >> 8, as an HCA's MPT index; the low byte is the
+ * key's variant, which fast registration changes: ib_update_fast_reg_key).
+ * Looked up under sf_lock by the responder; index 0 never used: no key is
+ * 0 (ib_srp WARNs on a zero rkey from IB_PD_UNSAFE_GLOBAL_RKEY).
+ */
+static DEFINE_XARRAY_ALLOC1(sf_mrs);
+
+static struct sf_mr *to_smr(struct ib_mr *mr)
+{
+	return container_of(mr, struct sf_mr, ibmr);
+}
+
+static struct sf_mr *sf_mr_new(struct ib_pd *pd, int acc, bool dma)
+{
+	struct sf_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	u32 index;
+	int ret;
+
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	ret = xa_alloc(&sf_mrs, &index, mr, XA_LIMIT(1, 0xffffff),
+		       GFP_KERNEL);
+	if (ret) {
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	mr->ibmr.lkey = index << 8;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.rkey;
+	mr->access = acc;
+	mr->dma = dma;
+	mr->valid = dma;
+	return mr;
+}
+
+struct ib_mr *sf_mr_get_dma(struct ib_pd *pd, int acc)
+{
+	struct sf_mr *mr = sf_mr_new(pd, acc, true);
+
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+}
+
+/* Fast registration MRs only (IB_MR_TYPE_MEM_REG), as ULPs use them. */
+struct ib_mr *sf_mr_alloc(struct ib_pd *pd, enum ib_mr_type type,
+			  u32 max_num_sg)
+{
+	struct sf_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg || max_num_sg > 1024)
+		return ERR_PTR(-EINVAL);
+	mr = sf_mr_new(pd, 0, false);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		sf_mr_dereg(&mr->ibmr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_pages = max_num_sg;
+	return &mr->ibmr;
+}
+
+static int sf_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sf_mr *mr = to_smr(ibmr);
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+/* No dma_device: the DMA addresses are kernel virtual (ib_dma_virt_map_sg). */
+int sf_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		 unsigned int *sg_offset)
+{
+	struct sf_mr *mr = to_smr(ibmr);
+	u64 first = sg_dma_address(sg) + (sg_offset ? *sg_offset : 0);
+
+	mr->npages = 0;
+	mr->off0 = first & (ibmr->page_size - 1);
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sf_mr_set_page);
+}
+
+int sf_mr_dereg(struct ib_mr *ibmr)
+{
+	struct sf_mr *mr = to_smr(ibmr);
+	unsigned long flags;
+
+	xa_erase(&sf_mrs, ibmr->lkey >> 8);
+	/* a responder that found it is done with it once it drops sf_lock */
+	spin_lock_irqsave(&sf_lock, flags);
+	spin_unlock_irqrestore(&sf_lock, flags);
+	kfree(mr->pages);
+	kfree(mr);
+	return 0;
+}
+
+/*
+ * IB_WR_REG_MR: the MR answers to the WR's key with its access rights
+ * over the range ib_map_mr_sg gave it (IBA 10.6, fast registration);
+ * IB_WR_LOCAL_INV: it answers to none (IBA 10.6). Under sf_lock.
+ */
+static int sf_mr_local_op(struct sf_qp *qp, const struct ib_send_wr *wr)
+{
+	struct sf_mr *mr;
+	u32 key;
+
+	if (wr->opcode == IB_WR_REG_MR) {
+		const struct ib_reg_wr *reg = reg_wr(wr);
+
+		mr = to_smr(reg->mr);
+		if (mr->dma || reg->mr->pd != qp->ibqp.pd ||
+		    (reg->key >> 8) != (reg->mr->lkey >> 8))
+			return -EINVAL;
+		mr->key = reg->key;
+		mr->access = reg->access;
+		mr->iova = reg->mr->iova;
+		mr->length = reg->mr->length;
+		mr->valid = true;
+		return 0;
+	}
+	key = wr->ex.invalidate_rkey;
+	mr = xa_load(&sf_mrs, key >> 8);
+	if (!mr || mr->dma || mr->key != key || mr->ibmr.pd != qp->ibqp.pd)
+		return -EINVAL;
+	mr->valid = false;
+	return 0;
+}
+
+/*
+ * The responder's R_Key check (IBA 9.7.5.2, 10.6; rxe check_rkey and
+ * lookup_mr / mr_check_range): @rkey must name a valid MR of the QP's
+ * PD granting @acc (IB_ACCESS_REMOTE_READ or _WRITE), and [@va, @va +
+ * @len) must lie within it. A zero-length operation needs no key (rxe).
+ */
+static bool sf_rkey_ok(struct sf_qp *qp, u32 rkey, u64 va, u32 len, int acc,
+		       struct sf_mr **out)
+{
+	struct sf_mr *mr;
+
+	*out = NULL;
+	if (!len)
+		return true;
+	mr = xa_load(&sf_mrs, rkey >> 8);
+	if (!mr || !mr->valid || mr->key != rkey ||
+	    mr->ibmr.pd != qp->ibqp.pd || !(mr->access & acc))
+		return false;
+	if (!mr->dma && (va < mr->iova || len > mr->length ||
+			 va - mr->iova > mr->length - len))
+		return false;
+	*out = mr;
+	return true;
+}
+
+/* Copy @len bytes between @buf and the MR's memory at @va (checked). */
+static void sf_mr_copy(const struct sf_mr *mr, u64 va, void *buf, u32 len,
+		       bool to_mr)
+{
+	u64 ps, o;
+
+	if (!mr || !len)
+		return;
+	if (mr->dma) {
+		/* No dma_device: remote addresses are kernel virtual too. */
+		if (to_mr)
+			memcpy((void *)(uintptr_t)va, buf, len);
+		else
+			memcpy(buf, (void *)(uintptr_t)va, len);
+		return;
+	}
+	ps = mr->ibmr.page_size;
+	o = va - mr->iova + mr->off0;
+	while (len) {
+		u64 in = o & (ps - 1);
+		u32 n = min_t(u64, len, ps - in);
+		void *p = (void *)(uintptr_t)(mr->pages[o >> ilog2(ps)] + in);
+
+		if (to_mr)
+			memcpy(p, buf, n);
+		else
+			memcpy(buf, p, n);
+		buf += n;
+		o += n;
+		len -= n;
+	}
+}
+
 int sf_rc_create(struct sf_qp *qp, struct ib_qp_init_attr *init)
 {
 	INIT_LIST_HEAD(&qp->sq);
@@ -571,6 +779,11 @@ int sf_rc_modify(struct sf_qp *qp, struct ib_qp_attr *attr, int mask)
 		if (cur != IB_QPS_ERR)
 			sf_rc_to_err(qp, NULL, IB_WC_SUCCESS, &d);
 		break;
+	case IB_QPS_RTR:
+		/* COMM_EST once per entry into RTR (rdmavt qp.c) */
+		if (cur != IB_QPS_RTR)
+			qp->comm_est = false;
+		break;
 	default:
 		break;
 	}
@@ -645,6 +858,55 @@ static void sf_rc_flush_wr(struct sf_qp *qp, struct ib_cq *cq, u64 wr_id,
 	sf_cq_add(container_of(cq, struct sf_cq, ibcq), &wc);
 }
 
+/*
+ * IB_WR_REG_MR, IB_WR_LOCAL_INV: executed when posted (simfab sends in
+ * order and nothing after them is on the wire yet), completed in order:
+ * at once on an empty send queue, else after the WQEs before them.
+ */
+static int sf_rc_post_local(struct sf_qp *qp, const struct ib_send_wr *wr)
+{
+	struct sf_swqe *w = kzalloc(sizeof(*w), GFP_ATOMIC);
+	struct sf_rc_done d;
+	unsigned long flags;
+	int ret = 0;
+
+	if (!w)
+		return -ENOMEM;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all;
+	w->local = true;
+	sf_rc_done_init(&d);
+	spin_lock_irqsave(&sf_lock, flags);
+	if (qp->state == IB_QPS_ERR) {
+		spin_unlock_irqrestore(&sf_lock, flags);
+		sf_rc_flush_wr(qp, qp->ibqp.send_cq, w->wr_id,
+			       sf_wc_opcode(w->opcode));
+		kfree(w);
+		return 0;
+	}
+	if (qp->state != IB_QPS_RTS || qp->sq_count >= qp->sq_size)
+		ret = qp->state != IB_QPS_RTS ? -EINVAL : -ENOMEM;
+	if (!ret)
+		ret = sf_mr_local_op(qp, wr);
+	if (ret) {
+		spin_unlock_irqrestore(&sf_lock, flags);
+		kfree(w);
+		return ret;
+	}
+	w->psn = qp->sq_psn;
+	w->status = IB_WC_SUCCESS;
+	if (list_empty(&qp->sq)) {
+		list_add_tail(&w->list, &d.swqes);
+	} else {
+		list_add_tail(&w->list, &qp->sq);
+		qp->sq_count++;
+	}
+	spin_unlock_irqrestore(&sf_lock, flags);
+	sf_rc_finish(qp, &d);
+	return 0;
+}
+
 int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad)
 {
@@ -659,6 +921,12 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 		bool payload;
 		int i;
 
+		if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV) {
+			ret = sf_rc_post_local(qp, wr);
+			if (ret)
+				break;
+			continue;
+		}
 		if (wr->num_sge > SF_MAX_SGE) {
 			ret = -EINVAL;
 			break;
@@ -794,7 +1062,7 @@ static void sf_rc_ack(struct sf_qp *qp, u32 psn, u8 syndrome,
  * 9.7.1); FIRST, MIDDLE..., LAST, or ONLY.
  */
 static void sf_rc_read_resp(struct sf_qp *qp, const struct sf_pkt *req,
-			    struct sf_rc_done *d)
+			    const struct sf_mr *mr, struct sf_rc_done *d)
 {
 	u32 i, off, seg, mtu = sf_pmtu(qp), n = sf_rc_npkts(qp, req->dma_len);
 	struct sf_pkt *pkt;
@@ -814,8 +1082,7 @@ static void sf_rc_read_resp(struct sf_qp *qp, const struct sf_pkt *req,
 		pkt = sf_rc_pkt(qp, op, sf_psn_add(req->psn, i), seg);
 		if (!pkt)
 			return;
-		/* No dma_device: remote addresses are kernel virtual too. */
-		memcpy(pkt->data, (void *)(uintptr_t)(req->va + off), seg);
+		sf_mr_copy(mr, req->va + off, pkt->data, seg, false);
 		sf_rc_queue(d, pkt);
 	}
 }
@@ -861,6 +1128,21 @@ static void sf_rc_recv_wc(struct sf_qp *qp, const struct sf_pkt *pkt,
 }
 
 /*
+ * A remote access error (IBA 9.7.5.2, NAK Remote Access Error; 10.6):
+ * the request's R_Key, range or the QP's access flags do not allow it.
+ * As rxe's responder (class C, do_class_ac_error): the NAK goes out and
+ * the responder QP goes to Error; the requester completes its WQE with
+ * REM_ACCESS_ERR and goes to Error too (sf_rc_requester).
+ */
+static const char *sf_rc_nak_access(struct sf_qp *qp, const struct sf_pkt *pkt,
+				    struct sf_rc_done *d, const char *verdict)
+{
+	sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_ACCESS, d);
+	sf_rc_to_err(qp, NULL, IB_WC_SUCCESS, d);
+	return verdict;
+}
+
+/*
  * The responder (IBA 9.7.4, 9.7.5): PSN check, then the packet in its
  * message: the OpCode sequence (a MIDDLE or LAST only after a FIRST of
  * the same kind), the payload length (FIRST and MIDDLE exactly the path
@@ -875,6 +1157,7 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 	bool send = sf_op_send(op), first = sf_op_first(op);
 	bool last = sf_op_last(op);
 	u32 mtu = sf_pmtu(qp);
+	struct sf_mr *mr;
 
 	if (c > 0)	/* a gap: dropped, the requester's timer resends */
 		return "drop-psn";
@@ -882,9 +1165,13 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 		/* A duplicate (IBA 9.7.5): acknowledged again, a READ
 		 * answered again, nothing executed twice.
 		 */
-		if (op == SF_RC_READ_REQ)
-			sf_rc_read_resp(qp, pkt, d);
-		else
+		if (op == SF_RC_READ_REQ) {
+			/* executed again: checked again (rxe_recheck_mr) */
+			if (!sf_rkey_ok(qp, pkt->rkey, pkt->va, pkt->dma_len,
+					IB_ACCESS_REMOTE_READ, &mr))
+				return sf_rc_nak_access(qp, pkt, d, "nak-rkey");
+			sf_rc_read_resp(qp, pkt, mr, d);
+		} else
 			sf_rc_ack(qp, (qp->rq_psn - 1) & SF_PSN_MASK,
 				  SF_AETH_ACK, d);
 		return "duplicate";
@@ -901,16 +1188,22 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
 		return "nak-length";
 	}
-	if (first && sf_op_write(op) && !(qp->access & IB_ACCESS_REMOTE_WRITE)) {
-		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_ACCESS, d);
-		return "nak-access";
+	if (first && sf_op_write(op)) {
+		if (!(qp->access & IB_ACCESS_REMOTE_WRITE))
+			return sf_rc_nak_access(qp, pkt, d, "nak-access");
+		/* The whole message's range, at its first packet (rxe) */
+		if (!sf_rkey_ok(qp, pkt->rkey, pkt->va, pkt->dma_len,
+				IB_ACCESS_REMOTE_WRITE, &mr))
+			return sf_rc_nak_access(qp, pkt, d, "nak-rkey");
+		qp->rmsg_rkey = pkt->rkey;
 	}
 	if (op == SF_RC_READ_REQ) {
-		if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
-			sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_ACCESS, d);
-			return "nak-access";
-		}
-		sf_rc_read_resp(qp, pkt, d);
+		if (!(qp->access & IB_ACCESS_REMOTE_READ))
+			return sf_rc_nak_access(qp, pkt, d, "nak-access");
+		if (!sf_rkey_ok(qp, pkt->rkey, pkt->va, pkt->dma_len,
+				IB_ACCESS_REMOTE_READ, &mr))
+			return sf_rc_nak_access(qp, pkt, d, "nak-rkey");
+		sf_rc_read_resp(qp, pkt, mr, d);
 		qp->rq_psn = sf_psn_add(qp->rq_psn,
 					sf_rc_npkts(qp, pkt->dma_len));
 		return "delivered";
@@ -948,8 +1241,14 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 			sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
 			return "nak-length";
 		}
-		memcpy((void *)(uintptr_t)(qp->rmsg_va + qp->rmsg_len),
-		       pkt->data, pkt->len);
+		/* each packet's MR looked up again (it may be gone, rxe) */
+		if (!sf_rkey_ok(qp, qp->rmsg_rkey, qp->rmsg_va + qp->rmsg_len,
+				pkt->len, IB_ACCESS_REMOTE_WRITE, &mr)) {
+			qp->rmsg = false;
+			return sf_rc_nak_access(qp, pkt, d, "nak-rkey");
+		}
+		sf_mr_copy(mr, qp->rmsg_va + qp->rmsg_len, pkt->data, pkt->len,
+			   true);
 	}
 	qp->rmsg_len += pkt->len;
 	qp->rq_psn = sf_psn_next(qp->rq_psn);
@@ -1001,6 +1300,14 @@ static const char *sf_rc_requester(struct sf_qp *qp, struct sf_pkt *pkt,
 		return "nak";
 	}
 	list_for_each_entry_safe(w, n, &qp->sq, list) {
+		if (w->local) {
+			/* done at post; completes after those before it */
+			w->status = IB_WC_SUCCESS;
+			list_del(&w->list);
+			list_add_tail(&w->list, &d->swqes);
+			qp->sq_count--;
+			continue;
+		}
 		if (sf_psn_cmp(w->psn, pkt->psn) > 0)
 			break;
 		if (w->opcode == IB_WR_RDMA_READ) {
@@ -1070,7 +1377,14 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 		 * came in on our alternate path.
 		 */
 		if (!sf_rc_path_ok(pkt, dst, &qp->alt)) {
+			/* A migration request this QP does not accept: Path
+			 * Migration Request Error, an affiliated asynchronous
+			 * error, and the QP goes to Error (IBA 11.6.3,
+			 * 17.2.8; mlx5 PATH_MIG_FAILED -> PATH_MIG_ERR).
+			 */
 			qp->path_drops++;
+			sf_rc_to_err(qp, NULL, IB_WC_SUCCESS, &d);
+			d.mig_err = true;
 			verdict = "drop-path";
 			goto unlock;
 		}
@@ -1092,6 +1406,16 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 	}
 	dst->rc_rx++;
 	qp->rx++;
+	/* Communication Established (IBA 11.6.3): the first request
+	 * packet reaching a QP in RTR raises IB_EVENT_COMM_EST, once (rdmavt
+	 * rvt_comm_est() from qib_rc_rcv/hfi1_rc_rcv; mlx5 COMM_EST): the CM
+	 * of a passive side whose RTU was lost learns from it.
+	 */
+	if (pkt->opcode < SF_RC_READ_RESP_FIRST && qp->state == IB_QPS_RTR &&
+	    !qp->comm_est) {
+		qp->comm_est = true;
+		d.comm_est = true;
+	}
 	if (pkt->opcode >= SF_RC_READ_RESP_FIRST)
 		verdict = sf_rc_requester(qp, pkt, &d);
 	else

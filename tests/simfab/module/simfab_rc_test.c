@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -206,6 +206,8 @@ struct t_side {
 	struct completion step;		/* rdma_cm / ib_cm progress */
 	int step_status;
 	atomic_t path_mig, other_events;
+	atomic_t comm_est, mig_err;	/* IB_EVENT_COMM_EST, _PATH_MIG_ERR */
+	int est_event;			/* the ib_cm event that established it */
 	bool established;
 	/* LAP/APR (ib-routed) */
 	int lap_rcvd, lap_dlid, lap_sl, apr_status, apr_sent, lap_error;
@@ -264,6 +266,10 @@ static bool t_act_apm;
 /* t_ibcm_connect(): fail_ctl just before the REQ, restore_ctl flap_ms after */
 static bool t_req_flap;
 static int t_ctl(const char *cmd);
+/* lost-rtu: the passive QP stays in RTR until established (ib_srpt) */
+static bool t_pas_rts_at_rtu;
+/* t_ibcm_connect(): do not wait for the passive side's ESTABLISHED */
+static bool t_no_pas_wait;
 
 /* ib-routed's LAP/APR calls, looked up in t_case_lap() (symbol_get) */
 static int (*t_lap_enable)(struct ib_cm_id *cm_id);
@@ -313,9 +319,33 @@ static void t_qp_event(struct ib_event *ev, void *ctx)
 			ib_cm_notify(s->cm, IB_EVENT_PATH_MIG);
 		else if (s->id && cma_notify)
 			rdma_notify(s->id, IB_EVENT_PATH_MIG);
+	} else if (ev->event == IB_EVENT_COMM_EST) {
+		/*
+		 * The ULP contract: tell the CM, as nvmet-rdma
+		 * (nvmet_rdma_qp_event), ib_srpt (srpt_qp_event), ib_isert and
+		 * rtrs do; a passive side whose RTU was lost is established
+		 * by it (cm.c cm_establish -> IB_CM_USER_ESTABLISHED).
+		 */
+		atomic_inc(&s->comm_est);
+		if (s->cm)
+			ib_cm_notify(s->cm, IB_EVENT_COMM_EST);
+		else if (s->id)
+			rdma_notify(s->id, IB_EVENT_COMM_EST);
+	} else if (ev->event == IB_EVENT_PATH_MIG_ERR) {
+		/* ib_cm_notify takes COMM_EST and PATH_MIG only (cm.c) */
+		atomic_inc(&s->mig_err);
+		pr_info("# %s %s qp event PATH_MIG_ERR\n", t_case, s->name);
 	} else {
 		atomic_inc(&s->other_events);
 	}
+}
+
+/* The other side's R_Key for its buffer (its PD's DMA MR). */
+static u32 t_peer_rkey(const struct t_side *s)
+{
+	const struct t_side *r = s == &t_act ? &t_pas : &t_act;
+
+	return r->pd ? r->pd->unsafe_global_rkey : 0;
 }
 
 static int t_side_init(struct t_side *s, const char *spec, const char *alt)
@@ -352,7 +382,16 @@ static int t_side_init(struct t_side *s, const char *spec, const char *alt)
 	s->buf = kzalloc(T_BUF_LEN, GFP_KERNEL);
 	if (!s->buf)
 		return -ENOMEM;
-	s->pd = ib_alloc_pd(s->dev, 0);
+	atomic_set(&s->comm_est, 0);
+	atomic_set(&s->mig_err, 0);
+	s->est_event = 0;
+	/*
+	 * simfab checks R_Keys (simfab_rc.c): the RDMA a side lets its peer
+	 * do goes through its PD's DMA MR with remote access, the way
+	 * ULPs without fast registration do it (ib_srp register_always=N,
+	 * iser without register_always).
+	 */
+	s->pd = ib_alloc_pd(s->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	if (IS_ERR(s->pd))
 		return PTR_ERR(s->pd);
 	s->scq = ib_create_cq(s->dev, NULL, NULL, NULL, &ca);
@@ -472,7 +511,7 @@ static int t_send_one(struct t_side *s, enum ib_wr_opcode op, u64 raddr,
 			.opcode = op, .send_flags = IB_SEND_SIGNALED,
 		},
 		.remote_addr = raddr,
-		.rkey = 0,	/* simfab: kernel virtual, any key */
+		.rkey = t_peer_rkey(s),
 	};
 
 	return ib_post_send(s->qp, &wr.wr, NULL);
@@ -917,7 +956,8 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		ret = t_cm_modify(s, IB_QPS_INIT);
 		if (!ret)
 			ret = t_cm_modify(s, IB_QPS_RTR);
-		if (!ret)
+		/* lost-rtu: RTS only once established, as ib_srpt does */
+		if (!ret && !t_pas_rts_at_rtu)
 			ret = t_cm_modify(s, IB_QPS_RTS);
 		if (!ret)
 			t_post_recvs(s);
@@ -938,8 +978,16 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		break;
 	case IB_CM_RTU_RECEIVED:
 	case IB_CM_USER_ESTABLISHED:
-		s->established = true;
-		t_step(s, 0);
+		ret = 0;
+		/* ib_srpt srpt_cm_rtu_recv(): RTS now */
+		if (t_pas_rts_at_rtu && s == &t_pas)
+			ret = t_cm_modify(s, IB_QPS_RTS);
+		s->est_event = ev->event;
+		pr_info("# %s %s established by %s ret=%d\n", t_case, s->name,
+			ev->event == IB_CM_RTU_RECEIVED ? "rtu" : "comm-est",
+			ret);
+		s->established = !ret;
+		t_step(s, ret);
 		break;
 	case IB_CM_DREQ_RECEIVED:
 		if (s == &t_act && t_lap_slow_error) {
@@ -1227,7 +1275,7 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
 	}
 	if (!ret)
 		ret = t_wait_step(a);
-	if (!ret)
+	if (!ret && !t_no_pas_wait)
 		ret = t_wait_step(p);
 	return ret;
 }
@@ -1413,7 +1461,7 @@ static int t_big_post(struct t_side *s, enum ib_wr_opcode op, u32 off,
 			.opcode = op, .send_flags = IB_SEND_SIGNALED,
 		},
 		.remote_addr = raddr,
-		.rkey = 0,	/* simfab: kernel virtual, any key */
+		.rkey = t_peer_rkey(s),
 	};
 
 	return ib_post_send(s->qp, &wr.wr, NULL);
@@ -1778,6 +1826,302 @@ static void t_case_ibcm(void)
 		t_rdma(&t_act, &t_pas);
 	}
 	t_teardown();
+}
+
+/*
+ * lost-rtu: an ib_cm connection whose passive side keeps its QP in RTR
+ * until it is established, as ib_srpt does (RTS in srpt_cm_rtu_recv(),
+ * on IB_CM_RTU_RECEIVED or IB_CM_USER_ESTABLISHED); fail_ctl loses the
+ * RTU. The active side sends at once: the passive QP, still in RTR,
+ * takes the SEND and raises IB_EVENT_COMM_EST (IBA 11.6.3), the QP
+ * event handler calls ib_cm_notify() (t_qp_event) and ib_cm establishes
+ * the connection without the RTU (cm.c cm_establish); then RTS and
+ * traffic both ways.
+ */
+static void t_case_lost_rtu(void)
+{
+	struct ib_wc wc = {};
+	int ret = t_setup(false), st, pst;
+	bool got, est0;
+
+	t_pas_rts_at_rtu = true;
+	t_no_pas_wait = true;
+	if (!ret)
+		ret = t_ctl(fail_ctl);
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, false);
+	t_no_pas_wait = false;
+	t_result(!ret, "connect", "ib_cm REQ/REP not done");
+	if (ret)
+		goto out;
+	/* At once: the RTU is lost, the passive side still in RTR */
+	pst = t_qp_state(&t_pas);
+	est0 = t_pas.established;
+	got = !t_send_one(&t_act, IB_WR_SEND, 0, T_MSG, 91) &&
+	      t_poll(t_act.scq, &wc, wait_ms);
+	st = got ? wc.status : -1;
+	pr_info("# %s first send status=%d pas_state_before=%d\n", t_case, st,
+		pst);
+	t_result(pst == IB_QPS_RTR && !est0,
+		 "passive-rtr-before-data",
+		 "the passive QP was not in RTR (or already established) when the data came");
+	t_result(st == IB_WC_SUCCESS, "first-send-acked-in-rtr",
+		 "the first SEND to the passive QP in RTR did not complete");
+	got = t_poll(t_pas.rcq, &wc, wait_ms);
+	if (got)
+		t_pas.posted--;
+	t_result(got && wc.status == IB_WC_SUCCESS && wc.byte_len == T_MSG,
+		 "first-send-received", "the passive side got no receive completion");
+	ret = t_wait_step(&t_pas);
+	pr_info("# %s pas established=%d ret=%d by=%d comm_est=%d act_comm_est=%d\n",
+		t_case, t_pas.established, ret, t_pas.est_event,
+		atomic_read(&t_pas.comm_est), atomic_read(&t_act.comm_est));
+	t_result(atomic_read(&t_pas.comm_est) == 1, "passive-comm-est-event",
+		 "want one IB_EVENT_COMM_EST at the passive QP");
+	t_result(!ret && t_pas.est_event == IB_CM_USER_ESTABLISHED,
+		 "passive-established-by-comm-est",
+		 "the passive side was not established by IB_CM_USER_ESTABLISHED (ib_cm_notify)");
+	t_result(atomic_read(&t_act.comm_est) == 0, "active-no-comm-est",
+		 "the active QP, in RTS before any packet came, raised COMM_EST");
+	t_dump("est", &t_act);
+	t_dump("est", &t_pas);
+	t_result(t_qp_state(&t_pas) == IB_QPS_RTS, "passive-rts",
+		 "the passive QP did not reach RTS");
+	t_traffic("act-to-pas", &t_act, &t_pas);
+	t_traffic("pas-to-act", &t_pas, &t_act);
+out:
+	t_pas_rts_at_rtu = false;
+	t_ctl(restore_ctl);
+	t_teardown();
+}
+
+/*
+ * mig-err: apm-manual's connection, but the active side's alternate
+ * (alt_dlid) is not the path the passive side armed: a stale alternate.
+ * Both ARMED after traffic, the active migrates on request and sends
+ * with MigReq set to a port that is not the passive QP's alternate: the
+ * passive QP refuses the migration, raises IB_EVENT_PATH_MIG_ERR and goes
+ * to Error (IBA 11.6.3, 17.2.8); the active send ends in
+ * RETRY_EXC_ERR.
+ */
+static void t_case_mig_err(void)
+{
+	struct ib_wc wc = {};
+	int ret = t_setup(true), st, flushed = 0;
+	bool got;
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_ARMED &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "armed",
+		 "want both QPs ARMED (IBA 17.2.8)");
+	t_result(!t_migrate(&t_act), "migrate-request",
+		 "modify_qp path_mig_state=MIGRATED refused");
+	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 93) &&
+	      t_poll(t_act.scq, &wc, wait_ms);
+	st = got ? wc.status : -1;
+	pr_info("# %s send status=%d mig_err=%d/%d path_mig=%d/%d\n", t_case,
+		st, atomic_read(&t_act.mig_err), atomic_read(&t_pas.mig_err),
+		atomic_read(&t_act.path_mig), atomic_read(&t_pas.path_mig));
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	t_result(atomic_read(&t_pas.mig_err) == 1, "passive-path-mig-err",
+		 "want one IB_EVENT_PATH_MIG_ERR at the passive QP");
+	t_result(atomic_read(&t_pas.path_mig) == 0 &&
+		 t_mig_state(&t_pas) == IB_MIG_ARMED, "passive-not-migrated",
+		 "the passive QP migrated to a path the request did not come on");
+	t_result(t_qp_state(&t_pas) == IB_QPS_ERR, "passive-qp-err",
+		 "want the passive QP in Error (an affiliated asynchronous error)");
+	while (t_poll(t_pas.rcq, &wc, 50))
+		flushed += wc.status == IB_WC_WR_FLUSH_ERR;
+	pr_info("# %s pas recv flushed=%d\n", t_case, flushed);
+	t_result(flushed == T_NRECV, "passive-recv-flushed",
+		 "want every posted receive of the passive QP flushed");
+	t_result(st == IB_WC_RETRY_EXC_ERR && atomic_read(&t_act.mig_err) == 0,
+		 "active-retry-exc-err",
+		 "want RETRY_EXC_ERR for the active send and no PATH_MIG_ERR there");
+out:
+	t_teardown();
+}
+
+/*
+ * rkey: R_Key checks at the responder (IBA 10.6, 9.7.5.2; rxe
+ * check_rkey): the passive side registers T_MSG bytes of its buffer
+ * with fast registration (ib_alloc_mr, ib_map_mr_sg, IB_WR_REG_MR), and
+ * the active side does one RDMA op on it per connection: with the right
+ * key inside the range (WRITE and READ complete, the data arrives),
+ * with a stale key, past the end of the range, without the access the
+ * op needs, and with a key of another PD. Each bad one: the active WC
+ * is REM_ACCESS_ERR, both QPs go to Error, the memory is untouched.
+ */
+struct t_rk {
+	const char *name;
+	int access;		/* the MR's remote access */
+	bool read;		/* RDMA READ, else WRITE */
+	u32 key_xor;		/* a stale key: another key byte */
+	u32 off;		/* from the MR's start */
+	bool other_pd;		/* the active side's own PD's DMA MR key */
+};
+
+#define T_RK_RW	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+
+static const struct t_rk t_rks[] = {
+	{ "good", T_RK_RW },
+	{ "wrong-rkey", T_RK_RW, false, 0x01 },
+	{ "too-long", T_RK_RW, false, 0, T_MSG / 2 },
+	{ "too-long-read", T_RK_RW, true, 0, T_MSG / 2 },
+	{ "no-remote-write", IB_ACCESS_REMOTE_READ },
+	{ "no-remote-read", IB_ACCESS_REMOTE_WRITE, true },
+	{ "other-pd", T_RK_RW, false, 0, 0, true },
+};
+
+/* Register T_MSG bytes at @s->buf + T_RDMA_OFF with @access; 0 or -err. */
+static int t_frwr(struct t_side *s, int access, struct ib_mr **out,
+		  struct scatterlist *sg)
+{
+	struct ib_reg_wr wr = {};
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	int n;
+
+	mr = ib_alloc_mr(s->pd, IB_MR_TYPE_MEM_REG, 2);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	*out = mr;
+	sg_init_one(sg, s->buf + T_RDMA_OFF, T_MSG);
+	if (ib_dma_map_sg(s->dev, sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return -EIO;
+	n = ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return n < 0 ? n : -EIO;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_id = 0x4e6;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = access | IB_ACCESS_LOCAL_WRITE;
+	if (ib_post_send(s->qp, &wr.wr, NULL))
+		return -EINVAL;
+	if (!t_poll(s->scq, &wc, wait_ms))
+		return -ETIMEDOUT;
+	return wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_REG_MR ?
+	       0 : -EIO;
+}
+
+static int t_rk_op(struct t_side *s, bool read, u64 raddr, u32 rkey, u64 id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(s->buf + (read ? T_RDMA_OFF : T_SEND_OFF)),
+		.length = T_MSG, .lkey = s->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = id, .sg_list = &sge, .num_sge = 1,
+			.opcode = read ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr, .rkey = rkey,
+	};
+	struct ib_wc wc;
+
+	if (ib_post_send(s->qp, &wr.wr, NULL))
+		return -2;
+	return t_poll(s->scq, &wc, wait_ms) ? wc.status : -1;
+}
+
+static bool t_all(const u8 *p, u8 v, u32 len)
+{
+	return !memchr_inv(p, v, len);
+}
+
+static void t_rk_one(const struct t_rk *k)
+{
+	const char *saved = t_case;
+	struct scatterlist sg;
+	struct ib_mr *mr = NULL;
+	char name[64], tag[48];
+	u32 rkey;
+	u64 raddr;
+	int ret, st, st2 = IB_WC_SUCCESS;
+	bool good = !strcmp(k->name, "good"), mem;
+
+	snprintf(tag, sizeof(tag), "rkey-%s", k->name);
+	t_case = tag;
+	ret = t_setup(false);
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, false);
+	if (!ret)
+		ret = t_frwr(&t_pas, k->access, &mr, &sg);
+	snprintf(name, sizeof(name), "%s-connect-register", k->name);
+	t_case = saved;
+	t_result(!ret, name, "connection or fast registration failed");
+	t_case = tag;
+	if (ret)
+		goto out;
+	rkey = (k->other_pd ? t_act.pd->unsafe_global_rkey : mr->rkey) ^
+	       k->key_xor;
+	raddr = mr->iova + k->off;
+	pr_info("# %s mr iova=0x%llx length=%llu rkey=0x%x access=0x%x op=%s raddr=+%u rkey_used=0x%x\n",
+		t_case, mr->iova, mr->length, mr->rkey, k->access,
+		k->read ? "read" : "write", k->off, rkey);
+	memset(t_pas.buf + T_RDMA_OFF, 0x11, T_MSG);
+	memset(t_act.buf + T_SEND_OFF, 0xa7, T_MSG);
+	memset(t_act.buf + T_RDMA_OFF, 0, T_MSG);
+	st = t_rk_op(&t_act, k->read, raddr, rkey, 0x77);
+	if (good) {
+		mem = t_all(t_pas.buf + T_RDMA_OFF, 0xa7, T_MSG);
+		memset(t_pas.buf + T_RDMA_OFF, 0x3c, T_MSG);
+		st2 = t_rk_op(&t_act, true, raddr, rkey, 0x78);
+		mem = mem && t_all(t_act.buf + T_RDMA_OFF, 0x3c, T_MSG);
+	} else {
+		mem = t_all(t_pas.buf + T_RDMA_OFF, 0x11, T_MSG) &&
+		      t_all(t_act.buf + T_RDMA_OFF, 0, T_MSG);
+	}
+	pr_info("# %s status=%d status2=%d act_state=%d pas_state=%d mem=%d\n",
+		t_case, st, st2, t_qp_state(&t_act), t_qp_state(&t_pas), mem);
+	t_case = saved;
+	if (good) {
+		t_result(st == IB_WC_SUCCESS && st2 == IB_WC_SUCCESS && mem,
+			 "good-write-read",
+			 "RDMA WRITE and READ with the registered key failed");
+		t_result(t_qp_state(&t_act) == IB_QPS_RTS &&
+			 t_qp_state(&t_pas) == IB_QPS_RTS, "good-qps-rts",
+			 "a good RDMA op moved a QP out of RTS");
+	} else {
+		snprintf(name, sizeof(name), "%s-rem-access-err", k->name);
+		t_result(st == IB_WC_REM_ACCESS_ERR, name,
+			 "want IB_WC_REM_ACCESS_ERR at the requester");
+		snprintf(name, sizeof(name), "%s-both-qps-err", k->name);
+		t_result(t_qp_state(&t_act) == IB_QPS_ERR &&
+			 t_qp_state(&t_pas) == IB_QPS_ERR, name,
+			 "want both QPs in Error");
+		snprintf(name, sizeof(name), "%s-memory-untouched", k->name);
+		t_result(mem, name, "the refused op read or wrote memory");
+	}
+	t_case = tag;
+out:
+	if (!IS_ERR_OR_NULL(mr)) {
+		ib_dma_unmap_sg(t_pas.dev, &sg, 1, DMA_BIDIRECTIONAL);
+		ib_dereg_mr(mr);
+	}
+	t_teardown();
+	t_case = saved;
+}
+
+static void t_case_rkey(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(t_rks); i++)
+		t_rk_one(&t_rks[i]);
 }
 
 /* ---- LAP/APR (ib-routed) ------------------------------------------------- */
@@ -3044,7 +3388,8 @@ static int t_sc_send(struct t_sc_end *e, enum ib_wr_opcode op, u64 raddr,
 			.send_flags = IB_SEND_SIGNALED,
 		},
 		.remote_addr = raddr,
-		.rkey = 0,	/* simfab: kernel virtual, any key */
+		/* the peer end's PD: its DMA MR's R_Key */
+		.rkey = (e == &e->c->a ? &e->c->p : &e->c->a)->qp->pd->unsafe_global_rkey,
 	};
 
 	return ib_post_send(e->qp, &wr.wr, NULL);
@@ -3390,6 +3735,12 @@ static int __init t_init(void)
 			t_case_ibcm_flap();
 		else if (!strcmp(c, "scale"))
 			t_case_scale();
+		else if (!strcmp(c, "lost-rtu"))
+			t_case_lost_rtu();
+		else if (!strcmp(c, "mig-err"))
+			t_case_mig_err();
+		else if (!strcmp(c, "rkey"))
+			t_case_rkey();
 		else
 			t_result(false, "case", "unknown case");
 	}

@@ -240,6 +240,54 @@ for mode in manual auto; do
 	chk_end "apm:$mode-rearmed-attrs" "/tmp/sfrc-$n.ktap"
 done
 
+# ---- cm:lost-rtu: COMM_EST establishes the passive side (IBA 11.6.3) ---------------
+# ib_cm h1 -> h3, the passive QP in RTR until established (as ib_srpt),
+# the RTU lost on its way to h3 (a fault rule); the active side sends at
+# once: h3's QP takes it in RTR, raises COMM_EST, its handler calls
+# ib_cm_notify() and ib_cm establishes without the RTU and without
+# sending the REP again.
+KPFX=cm:lost-rtu
+run lostrtu cases=lost-rtu act="$(dev "$H1/1")" pas="$(dev "$H3/1")" retry=$RETRY \
+	fail_ctl="drop+class=0x07+attr=0x0014+to=$H3/1+count=1" restore_ctl="nofault"
+chk_begin
+chk_num rtu-dropped "$(grep -c " at=$H3/1 .* class=0x07 .* attr=0x0014 .* verdict=drop-inject " /tmp/sfrc-lostrtu.cap)" 1
+chk_num rtu-delivered "$(grep -c " at=$H3/1 .* class=0x07 .* attr=0x0014 .* verdict=delivered " /tmp/sfrc-lostrtu.cap)" 0
+chk_num rep-once "$(grep -c " at=$H1/1 .* class=0x07 .* attr=0x0013 .* verdict=delivered " /tmp/sfrc-lostrtu.cap)" 1
+[ "$(rccount lostrtu " at=$H3/1 slid=$L1 dlid=$L3 .* rc op=0x04 .*verdict=delivered")" -ge 1 ] ||
+	_bad="$_bad no SEND delivered at $H3/1"
+chk_num pas-state "$(qa lostrtu pas.est state)" 3	# IB_QPS_RTS
+chk_end cm:lost-rtu-wire /tmp/sfrc-lostrtu.cap
+
+# ---- apm:mig-err: a migration request the passive QP refuses ---------------------------
+# apm-manual's connection with the active side's alternate DLID set to
+# $H2/1's (alt_dlid): not the passive QP's alternate ($H2/2). After a
+# requested migration the SEND with MigReq set arrives at $H2/1: the
+# passive QP raises PATH_MIG_ERR and goes to Error (later tries find no
+# QP), the active send ends in RETRY_EXC_ERR.
+KPFX=apm:mig-err
+run migerr cases=mig-err act="$(dev "$H1/1")" pas="$(dev "$H2/1")" \
+	act_alt="$(dev "$H1/1")" pas_alt="$(dev "$H2/2")" alt_dlid="$L2A" retry=$RETRY
+chk_begin
+chk_num pas-alt-port "$(qa migerr pas.before alt_port)" 2
+chk_num act-alt-dlid "$(qa migerr act.before alt_dlid)" "$L2A"
+chk_num refused "$(rccount migerr " at=$H2/1 slid=$L1 dlid=$L2A .* rc op=0x04 .*mig=1 .*verdict=drop-path")" 1
+chk_num tries-after "$(rccount migerr " at=$H2/1 slid=$L1 dlid=$L2A .* rc op=0x04 .*mig=1 .*verdict=drop-no-qp")" "$RETRY"
+chk_num pas-state "$(qa migerr pas.after state)" 6	# IB_QPS_ERR
+chk_end apm:mig-err-wire /tmp/sfrc-migerr.cap
+
+# ---- rc:rkey: R_Key checks (IBA 10.6, 9.7.5.2; rxe check_rkey) -------------------------
+# One RDMA op h1 -> h3 per connection on a fast-registered MR of h3:
+# the good key (WRITE, READ), a stale key, past the range (WRITE, READ),
+# without remote write, without remote read, another PD's key.
+KPFX=rc:rkey
+run rkey cases=rkey act="$(dev "$H1/1")" pas="$(dev "$H3/1")" retry=$RETRY
+chk_begin
+chk_num naks "$(rccount rkey " at=$H1/1 slid=$L3 dlid=$L1 .* rc op=0x11 .*aeth=0x62 verdict=")" 6
+chk_num refused "$(rccount rkey " at=$H3/1 slid=$L1 dlid=$L3 .* rc op=0x(0a|0c) .*verdict=nak-rkey")" 6
+chk_num good-write "$(rccount rkey " at=$H3/1 .* rc op=0x0a .*verdict=delivered")" 1
+chk_num good-read "$(rccount rkey " at=$H1/1 .* rc op=0x10 .*verdict=delivered")" 1
+chk_end rc:rkey-wire /tmp/sfrc-rkey.cap
+
 # =========================== routed.topo: two subnets ===========================
 if [ ! -f "$ROUTED" ] || ! load_topo "$ROUTED"; then
 	t_fail $T:load-routed "modprobe simfab with $ROUTED failed"
@@ -402,6 +450,22 @@ chk_begin
 	_bad="$_bad no SENDs from $BP on SL $SL_R routed at $RB"
 [ "$(rcpkts routedret "verdict=drop" | wc -l)" -eq 0 ] || _bad="$_bad drops"
 chk_end rc:routed-ret-wire /tmp/sfrc-routedret.cap
+
+# ---- cm:lost-rtu-routed: the same across the router (ib-routed's ib_cm) -----------------
+# cm:lost-rtu's case a1 -> b1 through RB with the return record: the RTU
+# lost at b1, b1 established by COMM_EST on a routed connection.
+KPFX=cm:lost-rtu-routed
+run lostrtur cases=lost-rtu act="$(dev $AP)" pas="$(dev $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY \
+	fail_ctl="drop+class=0x07+attr=0x0014+to=$BP+count=1" restore_ctl="nofault"
+chk_begin
+chk_num rtu-dropped "$(grep -c " at=$BP .* class=0x07 .* attr=0x0014 .* verdict=drop-inject " /tmp/sfrc-lostrtur.cap)" 1
+chk_num rtu-delivered "$(grep -c " at=$BP .* class=0x07 .* attr=0x0014 .* verdict=delivered " /tmp/sfrc-lostrtur.cap)" 0
+chk_num rep-once "$(grep -c " at=$AP .* class=0x07 .* attr=0x0013 .* verdict=delivered " /tmp/sfrc-lostrtur.cap)" 1
+[ "$(rccount lostrtur " sn=$B at=$BP slid=$RBB dlid=$BLID .* grh=1 .* rc op=0x04 .*verdict=delivered")" -ge 1 ] ||
+	_bad="$_bad no SEND delivered at $BP through $RB"
+chk_num pas-state "$(qa lostrtur pas.est state)" 3	# IB_QPS_RTS
+chk_num pas-dlid "$(qa lostrtur pas.est dlid)" "$RBB"
+chk_end cm:lost-rtu-routed-wire /tmp/sfrc-lostrtur.cap
 
 # ---- rc:alt-routed: a routed alternate through the second router, by ib_cm --------------
 KPFX=rc:alt-routed
