@@ -85,7 +85,7 @@ EOF
 		show_log
 		t_fail pkg-ansible-apply "ansible-playbook exited $rc (changed=$ansible_changed)"
 	fi
-	t_check pkg-ansible-installed-modules "$why" overlay_installed "$v1"
+	check_why pkg-ansible-installed-modules overlay_installed "$v1"
 	signer=$(modinfo -F signer "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko" 2>/dev/null || true)
 	t_check pkg-ansible-site-signed "ib_cm.ko's signer is '$signer'" [ "$signer" = "ib-routed ansible site key" ]
 	fact=$merged/etc/ansible/facts.d/ib_routed.fact

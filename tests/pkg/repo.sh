@@ -132,7 +132,7 @@ case_repo() {
 		show_log
 		t_fail pkg-repo-apt-install "apt-get install from the repository failed ($rc) or apt does not know it from there"
 	fi
-	t_check pkg-repo-installed-modules "$why" overlay_installed "$v1"
+	check_why pkg-repo-installed-modules overlay_installed "$v1"
 	# The same repository with an unrelated key as Signed-By: apt must refuse.
 	cp "$work/repo-other-keyring.gpg" "$merged/usr/share/keyrings/ib-routed-archive-keyring.gpg"
 	rm -rf "$merged/var/lib/apt/lists/"*127.0.0.1*

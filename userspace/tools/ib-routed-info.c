@@ -28,13 +28,73 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ib-routed-info [-s] [--json] [--root DIR] [--kernel KVER] [--source DIR]\n"
+		"       ib-routed-info [--root DIR] [--kernel KVER] --resolve NAME...\n"
+		"       ib-routed-info --field FIELD FILE...\n"
 		"  -s, --short     print the version only (ib-routed-VERSION)\n"
 		"  --json          one JSON object\n"
 		"  --root DIR      read the system under DIR (default /)\n"
 		"  --kernel KVER   report for this kernel release (default: the running one)\n"
 		"  --source DIR    the ib-routed source tree to read the patch list from\n"
 		"                  (default: the installed DKMS tree, /usr/src/ib-routed-VERSION)\n"
-		"exit status: 0, 1 when no ib-routed installation was found, 3 usage error\n");
+		"  --resolve NAME...  for each module NAME modprobe finds, one line: NAME, the\n"
+		"                  file it loads (below --root) and how many modules it loads\n"
+		"                  first (libkmod, modules.dep.bin)\n"
+		"  --field FIELD FILE...  one .modinfo FIELD of each module FILE, a line each\n"
+		"                  (empty when the file has none), as modinfo -F FIELD\n"
+		"exit status: 0, 1 when no ib-routed installation was found (--resolve: a\n"
+		"NAME not found; --field: a FILE unreadable), 3 usage error, 4 (--resolve)\n"
+		"no modules.dep.bin\n");
+}
+
+/*
+ * --resolve: the lookups ib-routed-reload makes, through libkmod (a shell
+ * script has no library; the modinfo and modprobe on the PATH may be
+ * busybox's applets, which know neither -b nor --show-depends).
+ */
+static int resolve(const struct ibr_sys *sys, char **names, int n)
+{
+	struct ibr_moddep dep;
+	int rc = 0;
+
+	if (ibr_moddep_load(sys, &dep) != 0) {
+		char *p = ibr_path(sys, "/lib/modules/%s/modules.dep.bin", sys->kver);
+
+		fprintf(stderr, "ib-routed-info: %s not found: run depmod %s\n", p, sys->kver);
+		free(p);
+		return 4;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *rel = ibr_moddep_find(&dep, names[i]);
+		int nd = ibr_moddep_ndeps(&dep, names[i]);
+		char *f;
+
+		if (!rel || nd < 0) {
+			rc = 1;
+			continue;
+		}
+		f = rel[0] == '/' ? ibr_path(sys, "%s", rel) : ibr_fmt("%s/%s", dep.dir, rel);
+		printf("%s %s %d\n", names[i], f, nd);
+		free(f);
+	}
+	ibr_moddep_free(&dep);
+	return rc;
+}
+
+static int field(const char *key, char **files, int n)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		char why[512], *v = ibr_modinfo_field(files[i], key, why, sizeof(why));
+
+		if (!v) {
+			fprintf(stderr, "ib-routed-info: %s\n", why);
+			rc = 1;
+		}
+		printf("%s\n", v ? v : "");
+		free(v);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -45,12 +105,14 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "source", required_argument, NULL, 'S' },
+		{ "resolve", no_argument, NULL, 'R' },
+		{ "field", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *root = "/", *kver = NULL, *source = NULL;
-	int shrt = 0, json = 0, c, found = 0, series_listed = -1;
+	const char *root = "/", *kver = NULL, *source = NULL, *fieldkey = NULL;
+	int shrt = 0, json = 0, do_resolve = 0, c, found = 0, series_listed = -1;
 	struct ibr_sys sys;
 	char *tree = NULL, *tree_shown = NULL, *version = NULL, *dkms_ver, *kernel_source = NULL;
 	char *patch_stamp = NULL, *series_file = NULL;
@@ -66,12 +128,21 @@ int main(int argc, char **argv)
 		case 'r': root = optarg; break;
 		case 'k': kver = optarg; break;
 		case 'S': source = optarg; break;
+		case 'R': do_resolve = 1; break;
+		case 'F': fieldkey = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("ib-routed-info %s\n", IBR_VERSION); return 0;
 		default: usage(stderr); return 3;
 		}
 	}
-	if (optind != argc) {
+	if (do_resolve || fieldkey) {
+		if ((do_resolve && fieldkey) || shrt || json || source || optind == argc) {
+			usage(stderr);
+			return 3;
+		}
+		if (fieldkey)
+			return field(fieldkey, argv + optind, argc - optind);
+	} else if (optind != argc) {
 		usage(stderr);
 		return 3;
 	}
@@ -84,6 +155,8 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	ibr_sys_init(&sys, root, kver);
+	if (do_resolve)
+		return resolve(&sys, argv + optind, argc - optind);
 
 	/* The source tree: --source (a host path), else the installed one. */
 	if (source) {

@@ -365,6 +365,45 @@ out:
 	kmod_unref(ctx);
 }
 
+char *ibr_modinfo_field(const char *path, const char *key, char *why, size_t whylen)
+{
+	struct kmod_ctx *ctx;
+	struct kmod_module *mod = NULL;
+	struct kmod_list *info = NULL, *e;
+	char *val = NULL;
+	int err;
+
+	if (!ibr_exists(path)) {
+		snprintf(why, whylen, "%s does not exist", path);
+		return NULL;
+	}
+	ctx = kmod_ctx_new(NULL);
+	err = kmod_module_new_from_path(ctx, path, &mod);
+	if (err == 0)
+		err = kmod_module_get_info(mod, &info);
+	if (err < 0) {
+		snprintf(why, whylen, "%.300s: %s (libkmod: %s)", path,
+			 ibr_is_compressed(path) ? "compressed, cannot read it" : "not an ELF kernel module",
+			 strerror(-err));
+	} else {
+		kmod_list_foreach(e, info) {
+			const char *v = kmod_module_info_get_value(e);
+
+			if (!strcmp(kmod_module_info_get_key(e), key)) {
+				val = ibr_strdup(v ? v : "");
+				break;
+			}
+		}
+		if (!val)
+			val = ibr_strdup("");
+	}
+	kmod_module_info_free_list(info);
+	if (mod)
+		kmod_module_unref(mod);
+	kmod_unref(ctx);
+	return val;
+}
+
 void ibr_modinfo_free(struct ibr_modinfo *mi)
 {
 	free(mi->version);
@@ -423,6 +462,26 @@ const char *ibr_moddep_find(struct ibr_moddep *d, const char *name)
 	p = rel_path(d, kmod_module_get_path(mod));
 	kmod_module_unref(mod);
 	return p;
+}
+
+int ibr_moddep_ndeps(struct ibr_moddep *d, const char *name)
+{
+	struct kmod_module *mod;
+	struct kmod_list *deps, *e;
+	int n = 0;
+
+	if (!d->ctx || kmod_module_new_from_name(d->ctx, name, &mod) < 0)
+		return -1;
+	if (!kmod_module_get_path(mod)) {
+		kmod_module_unref(mod);
+		return -1;
+	}
+	deps = kmod_module_get_dependencies(mod);
+	kmod_list_foreach(e, deps)
+		n++;
+	kmod_module_unref_list(deps);
+	kmod_module_unref(mod);
+	return n;
 }
 
 /*

@@ -83,6 +83,10 @@ struct ibr_modinfo {
 };
 void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi);
 void ibr_modinfo_free(struct ibr_modinfo *mi);
+/* One .modinfo field of a module file, as modinfo -F prints it (the first
+ * value): malloc'd, "" when the file has no such field, NULL when libkmod
+ * cannot read the file (why set). */
+char *ibr_modinfo_field(const char *path, const char *key, char *why, size_t whylen);
 
 /* ---- modules.dep (libkmod's modules.dep.bin) --------------------------------- */
 struct kmod_ctx;
@@ -96,6 +100,9 @@ int ibr_moddep_load(const struct ibr_sys *sys, struct ibr_moddep *d);
 /* The file modprobe would load for name (relative to the module
  * directory, as modules.dep writes it), or NULL. Valid until free. */
 const char *ibr_moddep_find(struct ibr_moddep *d, const char *name);
+/* How many modules name's modules.dep line lists (what modprobe loads
+ * before it), or -1 when the index has no such module. */
+int ibr_moddep_ndeps(struct ibr_moddep *d, const char *name);
 /* The kernel's own modules (modules.order) that depend directly on one of
  * names; 0, or -1 when modules.order cannot be read. */
 int ibr_moddep_dependents(struct ibr_moddep *d, const struct ibr_list *names, struct ibr_list *out);
