@@ -1171,9 +1171,10 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 					IB_ACCESS_REMOTE_READ, &mr))
 				return sf_rc_nak_access(qp, pkt, d, "nak-rkey");
 			sf_rc_read_resp(qp, pkt, mr, d);
-		} else
+		} else {
 			sf_rc_ack(qp, (qp->rq_psn - 1) & SF_PSN_MASK,
 				  SF_AETH_ACK, d);
+		}
 		return "duplicate";
 	}
 	/* Opcode sequence (IBA 9.7.4.1): NAK Invalid Request. */
