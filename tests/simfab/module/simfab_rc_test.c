@@ -517,6 +517,28 @@ static int t_send_one(struct t_side *s, enum ib_wr_opcode op, u64 raddr,
 	return ib_post_send(s->qp, &wr.wr, NULL);
 }
 
+/* One 64-byte SEND from @s: its completion status, -1 when none came. */
+static int t_send_status(struct t_side *s, u64 wr_id, int ms)
+{
+	struct ib_wc wc = {};
+
+	if (t_send_one(s, IB_WR_SEND, 0, 64, wr_id) ||
+	    !t_poll(s->scq, &wc, ms))
+		return -1;
+	return wc.status;
+}
+
+/* How many of @s's posted receives completed flushed (a QP in Error). */
+static int t_recv_flushed(struct t_side *s)
+{
+	struct ib_wc wc;
+	int n = 0;
+
+	while (t_poll(s->rcq, &wc, 50))
+		n += wc.status == IB_WC_WR_FLUSH_ERR;
+	return n;
+}
+
 /*
  * @n SENDs from @s to @r, each a different pattern; returns how many
  * arrived intact, and in *st the first bad send completion status (or
@@ -1372,9 +1394,7 @@ static void t_wrong_av(struct t_side *s)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr a;
-	struct ib_wc wc = {};
 	int ret, st;
-	bool got;
 
 	ret = ib_query_qp(s->qp, &a, ~0, &init);
 	if (!ret) {
@@ -1394,9 +1414,7 @@ static void t_wrong_av(struct t_side *s)
 	if (!ret)
 		ret = ib_modify_qp(s->qp, &a, IB_QP_STATE);
 	t_result(!ret, "sqd-av-rts", "RTS -> SQD -> SQD (AV) -> RTS refused");
-	got = !ret && !t_send_one(s, IB_WR_SEND, 0, 64, 55) &&
-	      t_poll(s->scq, &wc, wait_ms);
-	st = got ? wc.status : -1;
+	st = ret ? -1 : t_send_status(s, 55, wait_ms);
 	pr_info("# %s wrong send status=%d\n", t_case, st);
 	t_result(st == IB_WC_RETRY_EXC_ERR, "wrong-av-breaks",
 		 "a send with a wrong AV completed without RETRY_EXC_ERR");
@@ -1599,7 +1617,7 @@ static void t_case_big(void)
 static void t_case_link_down(void)
 {
 	struct ib_wc wc = {};
-	int ret = t_setup(false), st, flushed = 0;
+	int ret = t_setup(false), st, flushed;
 	bool got;
 
 	if (!ret)
@@ -1610,17 +1628,14 @@ static void t_case_link_down(void)
 	t_traffic("before", &t_act, &t_pas);
 	t_dump("before", &t_act);
 	t_ctl(fail_ctl);
-	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 77) &&
-	      t_poll(t_act.scq, &wc, wait_ms);
-	st = got ? wc.status : -1;
+	st = t_send_status(&t_act, 77, wait_ms);
 	pr_info("# %s send status=%d (%s)\n", t_case, st,
-		got ? ib_wc_status_msg(st) : "none");
+		st >= 0 ? ib_wc_status_msg(st) : "none");
 	t_result(st == IB_WC_RETRY_EXC_ERR, "retry-exc-err",
 		 "want IB_WC_RETRY_EXC_ERR for the send");
 	t_result(t_qp_state(&t_act) == IB_QPS_ERR, "qp-err",
 		 "want the QP in the ERR state");
-	while (t_poll(t_act.rcq, &wc, 50))
-		flushed += wc.status == IB_WC_WR_FLUSH_ERR;
+	flushed = t_recv_flushed(&t_act);
 	pr_info("# %s recv flushed=%d\n", t_case, flushed);
 	t_result(flushed == T_NRECV, "recv-flushed",
 		 "want every posted receive flushed");
@@ -1906,9 +1921,7 @@ out:
  */
 static void t_case_mig_err(void)
 {
-	struct ib_wc wc = {};
-	int ret = t_setup(true), st, flushed = 0;
-	bool got;
+	int ret = t_setup(true), st, flushed;
 
 	if (!ret)
 		ret = t_ibcm_connect(&t_act, &t_pas, true);
@@ -1924,9 +1937,7 @@ static void t_case_mig_err(void)
 		 "want both QPs ARMED (IBA 17.2.8)");
 	t_result(!t_migrate(&t_act), "migrate-request",
 		 "modify_qp path_mig_state=MIGRATED refused");
-	got = !t_send_one(&t_act, IB_WR_SEND, 0, 64, 93) &&
-	      t_poll(t_act.scq, &wc, wait_ms);
-	st = got ? wc.status : -1;
+	st = t_send_status(&t_act, 93, wait_ms);
 	pr_info("# %s send status=%d mig_err=%d/%d path_mig=%d/%d\n", t_case,
 		st, atomic_read(&t_act.mig_err), atomic_read(&t_pas.mig_err),
 		atomic_read(&t_act.path_mig), atomic_read(&t_pas.path_mig));
@@ -1939,8 +1950,7 @@ static void t_case_mig_err(void)
 		 "the passive QP migrated to a path the request did not come on");
 	t_result(t_qp_state(&t_pas) == IB_QPS_ERR, "passive-qp-err",
 		 "want the passive QP in Error (an affiliated asynchronous error)");
-	while (t_poll(t_pas.rcq, &wc, 50))
-		flushed += wc.status == IB_WC_WR_FLUSH_ERR;
+	flushed = t_recv_flushed(&t_pas);
 	pr_info("# %s pas recv flushed=%d\n", t_case, flushed);
 	t_result(flushed == T_NRECV, "passive-recv-flushed",
 		 "want every posted receive of the passive QP flushed");

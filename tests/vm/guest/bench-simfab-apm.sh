@@ -35,7 +35,6 @@ if ! has_mod simfab || ! has_mod simfab_rc_test || [ ! -f "$ROUTED" ]; then
 	exit 0
 fi
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-dev() { echo "$(topo_host "${1%/*}" dev):${1#*/}"; }
 lid() { topo_port "$1" lid; }
 
 # topology default|routed: simfab (re)loaded with it, saved in $TOPO
@@ -58,7 +57,7 @@ fi
 # the SM's host (first), and the dual-ported host
 H1=$(sed -n 's/^host \([^ ]*\) .*/\1/p' $TOPO | head -n 1)
 H2=$(awk '$1 == "host" { for (i = 3; i <= NF; i++) if ($i == "ports=2") { print $2; exit } }' $TOPO)
-DEFAULT_ARGS="act=$(dev "$H1/1") pas=$(dev "$H2/1") act_alt=$(dev "$H1/1") pas_alt=$(dev "$H2/2")"
+DEFAULT_ARGS="act=$(port_param "$H1/1") pas=$(port_param "$H2/1") act_alt=$(port_param "$H1/1") pas_alt=$(port_param "$H2/2")"
 DEFAULT_FAIL="fail_ctl=linkdown+$H2/1 restore_ctl=up+$H2/1"
 
 if ! topology routed; then
@@ -75,7 +74,7 @@ R1=$(route_via "$A" "$PB") RB=$(route_via "$B" "$PA")
 R2=$(sed -n 's/^router \([^ ]*\) .*/\1/p' $TOPO | grep -vx "$R1" | head -n 1)
 R1A=$(lid "$(rport "$R1" "$A")") R1B=$(lid "$(rport "$R1" "$B")")
 R2A=$(lid "$(rport "$R2" "$A")") R2B=$(lid "$(rport "$R2" "$B")")
-ROUTED_ARGS="act=$(dev $AP) pas=$(dev $BP) act_alt=$(dev $AP) pas_alt=$(dev $BP) alt_dlid=$R2A ret=1 ret_dlid=$R1B"
+ROUTED_ARGS="act=$(port_param $AP) pas=$(port_param $BP) act_alt=$(port_param $AP) pas_alt=$(port_param $BP) alt_dlid=$R2A ret=1 ret_dlid=$R1B"
 [ "$RB" = "$R2" ] || ROUTED_ARGS="$ROUTED_ARGS alt_ret_dlid=$R2B"
 ROUTED_FAIL="fail_ctl=router+$R1+down restore_ctl=router+$R1+up"
 diag "same subnet: $H1/1 -> $H2/1, alternate $H2/2; routed: $AP -> $BP via $R1 ($R1A/$R1B), alternate via $R2 ($R2A/$R2B)"

@@ -265,7 +265,7 @@ rc_run() {
 	ktap_relay "$T:$_k:$_n-" "simfab_rc_${_case}_" "/tmp/hca-$_n.ktap" "$T:$_k:$_n-plan"
 }
 qa() { sed -n "s|^# [^ ]* $2 \(.* \)*$3=\([^ ]*\).*|\2|p" "/tmp/hca-$1.ktap" | head -n 1; }
-ends() { echo "act=$(port_dev "$1"):$(port_devport "$1")" "pas=$(port_dev "$2"):$(port_devport "$2")"; }
+ends() { echo "act=$(port_param "$1")" "pas=$(port_param "$2")"; }
 # qplog NAME H/P KEY: the values of KEY in the qplog lines of the
 # Modify QPs the device of H/P took (ret=0) that set it, one a line.
 qplog() {

@@ -60,9 +60,6 @@ qa() {
 rccount() {
 	sf_rc_pkts /tmp/sfm "$@" | wc -l
 }
-dev() {
-	echo "$(topo_host "${1%/*}" dev):${1#*/}"
-}
 # drops H/P FILE: a port's drop-mtu count in a counters file (0: none).
 drops() {
 	_v=$(sed -n "s|^port=$1 drop-mtu=\([0-9]*\)$|\1|p" "$2")
@@ -90,7 +87,7 @@ wire() {
 big() {
 	_n=$1 _a=$2 _p=$3
 	shift 3
-	run "$_n" cases=big act="$(dev "$_a")" pas="$(dev "$_p")" big_len=$BIG retry=$RETRY "$@"
+	run "$_n" cases=big act="$(port_param "$_a")" pas="$(port_param "$_p")" big_len=$BIG retry=$RETRY "$@"
 }
 # traffic NAME: every big result of run NAME passed (12: 2 directions x
 # SEND, WRITE, READ x 4096, BIG).

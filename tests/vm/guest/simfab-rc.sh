@@ -73,10 +73,6 @@ route_list() {
 	awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
 		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO | tr , ' '
 }
-# dev H/P: the module parameter DEV:PORT of a host port.
-dev() {
-	echo "$(topo_host "${1%/*}" dev):${1#*/}"
-}
 lid() {
 	topo_port "$1" lid
 }
@@ -136,7 +132,7 @@ diag "subnet $S: $H1/1 lid $L1, $H2/1 lid $L2A, $H2/2 lid $L2B, $H3/1 lid $L3"
 KPFX=rc:same
 # Then the active AV gets the dual-ported host's LID instead: nothing
 # arrives where the connection's QP is.
-run same cases=rc act="$(dev "$H1/1")" pas="$(dev "$H3/1")" wrong_dlid="$L2A" retry=$RETRY
+run same cases=rc act="$(port_param "$H1/1")" pas="$(port_param "$H3/1")" wrong_dlid="$L2A" retry=$RETRY
 SL13=$(max "$(prop "$H1/1" sl)" "$(prop "$H3/1" sl)")
 MTU13=$(min "$(prop "$H1/1" mtu)" "$(prop "$H3/1" mtu)")
 chk_begin
@@ -170,7 +166,7 @@ chk_end rc:same-wrong-dlid-wire /tmp/sfrc-same.cap
 
 # ---- hca: the primary path breaks, no alternate ---------------------------------------
 KPFX=hca:link-down
-run linkdown cases=link-down act="$(dev "$H1/1")" pas="$(dev "$H3/1")" \
+run linkdown cases=link-down act="$(port_param "$H1/1")" pas="$(port_param "$H3/1")" \
 	fail_ctl="linkdown+$H3/1" restore_ctl="up+$H3/1" retry=$RETRY
 # The failing SEND went out 1 + retry_cnt times (IBA 9.7.6.1.3), all
 # dropped at the dead port.
@@ -184,11 +180,11 @@ chk_end hca:link-down-retries-on-wire /tmp/sfrc-linkdown.cap
 for mode in manual auto; do
 	KPFX=apm:$mode
 	if [ $mode = manual ]; then
-		run "apm-$mode" cases=apm-manual act="$(dev "$H1/1")" pas="$(dev "$H2/1")" \
-			act_alt="$(dev "$H1/1")" pas_alt="$(dev "$H2/2")" retry=$RETRY
+		run "apm-$mode" cases=apm-manual act="$(port_param "$H1/1")" pas="$(port_param "$H2/1")" \
+			act_alt="$(port_param "$H1/1")" pas_alt="$(port_param "$H2/2")" retry=$RETRY
 	else
-		run "apm-$mode" cases=apm-auto act="$(dev "$H1/1")" pas="$(dev "$H2/1")" \
-			act_alt="$(dev "$H1/1")" pas_alt="$(dev "$H2/2")" retry=$RETRY \
+		run "apm-$mode" cases=apm-auto act="$(port_param "$H1/1")" pas="$(port_param "$H2/1")" \
+			act_alt="$(port_param "$H1/1")" pas_alt="$(port_param "$H2/2")" retry=$RETRY \
 			fail_ctl="linkdown+$H2/1" restore_ctl="up+$H2/1"
 	fi
 	n=apm-$mode
@@ -247,7 +243,7 @@ done
 # ib_cm_notify() and ib_cm establishes without the RTU and without
 # sending the REP again.
 KPFX=cm:lost-rtu
-run lostrtu cases=lost-rtu act="$(dev "$H1/1")" pas="$(dev "$H3/1")" retry=$RETRY \
+run lostrtu cases=lost-rtu act="$(port_param "$H1/1")" pas="$(port_param "$H3/1")" retry=$RETRY \
 	fail_ctl="drop+class=0x07+attr=0x0014+to=$H3/1+count=1" restore_ctl="nofault"
 chk_begin
 chk_num rtu-dropped "$(grep -c " at=$H3/1 .* class=0x07 .* attr=0x0014 .* verdict=drop-inject " /tmp/sfrc-lostrtu.cap)" 1
@@ -265,8 +261,8 @@ chk_end cm:lost-rtu-wire /tmp/sfrc-lostrtu.cap
 # passive QP raises PATH_MIG_ERR and goes to Error (later tries find no
 # QP), the active send ends in RETRY_EXC_ERR.
 KPFX=apm:mig-err
-run migerr cases=mig-err act="$(dev "$H1/1")" pas="$(dev "$H2/1")" \
-	act_alt="$(dev "$H1/1")" pas_alt="$(dev "$H2/2")" alt_dlid="$L2A" retry=$RETRY
+run migerr cases=mig-err act="$(port_param "$H1/1")" pas="$(port_param "$H2/1")" \
+	act_alt="$(port_param "$H1/1")" pas_alt="$(port_param "$H2/2")" alt_dlid="$L2A" retry=$RETRY
 chk_begin
 chk_num pas-alt-port "$(qa migerr pas.before alt_port)" 2
 chk_num act-alt-dlid "$(qa migerr act.before alt_dlid)" "$L2A"
@@ -280,7 +276,7 @@ chk_end apm:mig-err-wire /tmp/sfrc-migerr.cap
 # the good key (WRITE, READ), a stale key, past the range (WRITE, READ),
 # without remote write, without remote read, another PD's key.
 KPFX=rc:rkey
-run rkey cases=rkey act="$(dev "$H1/1")" pas="$(dev "$H3/1")" retry=$RETRY
+run rkey cases=rkey act="$(port_param "$H1/1")" pas="$(port_param "$H3/1")" retry=$RETRY
 chk_begin
 chk_num naks "$(rccount rkey " at=$H1/1 slid=$L3 dlid=$L1 .* rc op=0x11 .*aeth=0x62 verdict=")" 6
 chk_num refused "$(rccount rkey " at=$H3/1 slid=$L1 dlid=$L3 .* rc op=0x(0a|0c) .*verdict=nak-rkey")" 6
@@ -317,7 +313,7 @@ diag "A=$A B=$B $AP lid $ALID, $BP lid $BLID; $R1: $R1A/$R1B; $R2: $R2A/$R2B; SL
 SL_PB=$(max "$(prop $BP sl)" "$(prop "$(rport "$R1" "$B")" sl)")
 KPFX=rc:routed
 # Then the active AV loses its GRH: the router drops what it sends.
-run routed cases=rc act="$(dev $AP)" pas="$(dev $BP)" wrong_nogrh=1 retry=$RETRY
+run routed cases=rc act="$(port_param $AP)" pas="$(port_param $BP)" wrong_nogrh=1 retry=$RETRY
 chk_begin
 chk_num act-dlid "$(qa routed act.conn dlid)" "$R1A"
 chk_num act-global "$(qa routed act.conn global)" 1
@@ -391,7 +387,7 @@ cap_req() {
 
 # ---- rc:routed-ret: ib_cm a1 -> b1 with the return record from B's SA -------------------
 KPFX=rc:routed-ret
-run routedret cases=ibcm act="$(dev $AP)" pas="$(dev $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY
+run routedret cases=ibcm act="$(port_param $AP)" pas="$(port_param $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY
 # The return record the driver handed in is B's SA's answer.
 chk_begin
 chk_num ret-dlid "$(diagv routedret ret dlid)" "$RBB"
@@ -455,7 +451,7 @@ chk_end rc:routed-ret-wire /tmp/sfrc-routedret.cap
 # cm:lost-rtu's case a1 -> b1 through RB with the return record: the RTU
 # lost at b1, b1 established by COMM_EST on a routed connection.
 KPFX=cm:lost-rtu-routed
-run lostrtur cases=lost-rtu act="$(dev $AP)" pas="$(dev $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY \
+run lostrtur cases=lost-rtu act="$(port_param $AP)" pas="$(port_param $BP)" pri_dlid="$RBA" ret=1 retry=$RETRY \
 	fail_ctl="drop+class=0x07+attr=0x0014+to=$BP+count=1" restore_ctl="nofault"
 chk_begin
 chk_num rtu-dropped "$(grep -c " at=$BP .* class=0x07 .* attr=0x0014 .* verdict=drop-inject " /tmp/sfrc-lostrtur.cap)" 1
@@ -474,8 +470,8 @@ if [ -n "$R2" ]; then
 	# that existing callers connect as before: permissive alternate
 	# LIDs in the REQ, which the passive side's LRH fix-up fills with
 	# the first router's LID (6.1 cm.c:2065).
-	run altr-noret cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" retry=$RETRY
+	run altr-noret cases=alt-routed act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" retry=$RETRY
 	chk_begin
 	_req=$(cap_req altr-noret "$(rport "$R1" "$A")")
 	if [ -z "$_req" ]; then
@@ -491,8 +487,8 @@ if [ -n "$R2" ]; then
 	# alternate through R2 with B's SA's own return record.
 	R2RET=
 	[ "$RB" = "$R2" ] || R2RET="alt_ret_dlid=$R2B"
-	run altr cases=alt-routed act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run altr cases=alt-routed act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY
 	[ -z "$R2RET" ] || diag "B's SA names $RB, not $R2: the alternate's return DLID is set"
 	chk_begin
@@ -544,8 +540,8 @@ if [ -n "$R2" ]; then
 
 	# ---- apm:routed: the primary router fails under traffic ----------------------
 	KPFX=apm:routed
-	run apm-routed cases=apm-auto act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run apm-routed cases=apm-auto act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY \
 		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
 	n=apm-routed
@@ -581,8 +577,8 @@ if [ -n "$R2" ]; then
 		cat "/sys/class/infiniband/$1/ports/1/cm_rx_rejected/$2" 2>/dev/null || echo none
 	}
 	b_lap0=$(rej "$BDEV" lap) b_apr0=$(rej "$BDEV" apr) a_apr0=$(rej "$ADEV" apr)
-	run lap cases=lap act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run lap cases=lap act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY \
 		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
 	chk_begin
@@ -637,8 +633,8 @@ if [ -n "$R2" ]; then
 	# b1 is dropped twice: once the probe, once (b1 known now) the LAP
 	# itself; each goes again after the CM timeout and is accepted.
 	KPFX=lap:silent
-	run lap-silent cases=lap-silent act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run lap-silent cases=lap-silent act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
 	# lapmads FILE VERDICT: the Remote Communication IDs (MAD bytes 28-31)
 	# of the LAPs (0x0019) at b1 with that verdict, in order.
@@ -669,8 +665,8 @@ if [ -n "$R2" ]; then
 	# wait short), no LAP naming the connection is sent, LAP_ERROR
 	# follows; b1's DREQ, sent while a1's handler of it runs, waits.
 	KPFX=lap:deaf
-	run lap-deaf cases=lap-deaf act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run lap-deaf cases=lap-deaf act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=2 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
 	chk_begin
 	_drop=$(lapmads /tmp/sfrc-lap-deaf.cap drop-inject) _dlv=$(lapmads /tmp/sfrc-lap-deaf.cap delivered)
@@ -682,8 +678,8 @@ if [ -n "$R2" ]; then
 
 	# ---- lap-qp-refuses: the QP refuses the alternate an APR accepted -----------------
 	KPFX=lap:qp-refuses
-	run lap-qp-refuses cases=lap-qp-refuses act="$(dev $AP)" pas="$(dev $BP)" act_alt="$(dev $AP)" \
-		pas_alt="$(dev $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+	run lap-qp-refuses cases=lap-qp-refuses act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
 		${R2RET:+"$R2RET"} retry=$RETRY
 	chk_begin
 	chk_num act-cm-alt-refused "$(diagv lap-qp-refuses act.refused cm_alt_dlid)" "$R2A"
@@ -703,7 +699,7 @@ fi
 KPFX=scale
 SC=16
 qp0=$(res_total qp) cq0=$(res_total cq)
-run scale cases=scale act="$(dev $AP)" pas="$(dev $BP)" conns=$SC retry=$RETRY
+run scale cases=scale act="$(port_param $AP)" pas="$(port_param $BP)" conns=$SC retry=$RETRY
 chk_begin
 chk_num established "$(diagv scale connections established)" $SC
 chk_num completions "$(diagv scale traffic completions)" $((5 * SC))

@@ -62,9 +62,6 @@ qa() {
 rccount() {
 	sf_rc_pkts /tmp/sfs "$@" | wc -l
 }
-dev() {
-	echo "$(topo_host "${1%/*}" dev):${1#*/}"
-}
 # vlmap H/P SL: the VL the port's table (debugfs) gives SL.
 vlmap() {
 	sed -n "s|^vl port $1 .*sl2vl=\([0-9,]*\).*|\1|p" "$TOPO" | cut -d, -f$(($2 + 1))
@@ -114,7 +111,7 @@ cat /sys/kernel/debug/simfab/counters >/tmp/sfs-start.counters
 
 # ---- sl:routed, sl:forward-sl-lost: a1 -> b1 through rdma_cm, return record -----
 KPFX=sl:routed
-run routed cases=rc act="$(dev a1/1)" pas="$(dev b1/1)" wrong_pas=1 wrong_sl="$SL_A" retry=$RETRY
+run routed cases=rc act="$(port_param a1/1)" pas="$(port_param b1/1)" wrong_pas=1 wrong_sl="$SL_A" retry=$RETRY
 ALID=$(topo_port a1/1 lid) BLID=$(topo_port b1/1 lid)
 RBLID=$(topo_port "$RB" lid)
 chk_begin
@@ -144,7 +141,7 @@ chk_end sl:forward-sl-lost-at-b1 /tmp/sfs-routed.cap /tmp/sfs-routed.counters
 # ---- sl:switch-egress: b2's CA carries an SL that B's switch does not ------------
 KPFX=sl:switch-egress
 BAD=6
-run switch cases=rc act="$(dev b2/1)" pas="$(dev b1/1)" wrong_sl=$BAD retry=$RETRY
+run switch cases=rc act="$(port_param b2/1)" pas="$(port_param b1/1)" wrong_sl=$BAD retry=$RETRY
 B2LID=$(topo_port b2/1 lid)
 chk_begin
 chk_num b2-carries "$(vlmap b2/1 $BAD)" 2
@@ -161,7 +158,7 @@ chk_end sl:switch-egress-drops-at-b1 /tmp/sfs-switch.cap /tmp/sfs-switch.counter
 # ---- sl:router-egress: r1 maps an SL of A to a VL15 SL of B ---------------------
 KPFX=sl:router-egress
 BADA=0
-run rtr cases=rc act="$(dev a1/1)" pas="$(dev b1/1)" wrong_sl=$BADA retry=$RETRY
+run rtr cases=rc act="$(port_param a1/1)" pas="$(port_param b1/1)" wrong_sl=$BADA retry=$RETRY
 chk_begin
 chk_num maps-to "$(vlmap "$RB" "$(slmap $R $BADA)")" 15
 wrong_lost rtr
@@ -173,7 +170,7 @@ chk_end sl:router-egress-drops-at-r1 /tmp/sfs-rtr.cap /tmp/sfs-rtr.counters
 KPFX=sl:vl-not-run
 echo clear >/sys/kernel/debug/simfab/ctl
 _m=$(dmesg_mark)
-timeout 120 modprobe simfab_rc_test cases=rc act="$(dev b1/1)" pas="$(dev b3/1)" wait_ms=3000 retry=$RETRY
+timeout 120 modprobe simfab_rc_test cases=rc act="$(port_param b1/1)" pas="$(port_param b3/1)" wait_ms=3000 retry=$RETRY
 rmmod simfab_rc_test 2>/dev/null
 dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >/tmp/sfs-vl.ktap
 cat /sys/kernel/debug/simfab/capture >/tmp/sfs-vl.cap

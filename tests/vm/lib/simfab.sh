@@ -38,6 +38,9 @@ route_via() {
 # port: its port 2 is port 1 of its second device).
 port_dev() { topo_port "$1" dev; }
 port_devport() { topo_port "$1" devport; }
+# port_param H/P: the port as simfab_rc_test's and simfab_rsa_test's
+# parameters name it, DEV:PORT (its own device's, for either HCA kind).
+port_param() { echo "$(port_dev "$1"):$(port_devport "$1")"; }
 # iba_ack_timeout DELAY LIFE: the Local ACK Timeout for a CA ACK delay and
 # a PacketLifeTime, as IBA 12.7.34 defines the REQ's: 4.096 us x 2^T =
 # 4.096 us x 2^DELAY + 2 x 4.096 us x 2^LIFE, T rounded to the nearest
