@@ -66,12 +66,18 @@ static struct sf_subnet *subnet_of(const struct sf_port *port)
  * multi-subnet host's ports on its other subnets have that subnet's
  * defaults.
  */
-void sf_port_props(const struct sf_port *port, struct sf_props *props)
+static const struct sf_host *sf_port_own_host(const struct sf_port *port)
 {
 	if (port->dev && sf_fab.hosts[port->dev->host].subnet == port->subnet)
-		*props = sf_fab.hosts[port->dev->host].props;
-	else
-		*props = subnet_of(port)->def;
+		return &sf_fab.hosts[port->dev->host];
+	return NULL;
+}
+
+void sf_port_props(const struct sf_port *port, struct sf_props *props)
+{
+	const struct sf_host *h = sf_port_own_host(port);
+
+	*props = h ? h->props : subnet_of(port)->def;
 }
 
 /*
@@ -111,9 +117,9 @@ static bool sf_mtu_drop(struct sf_port *port, const struct sf_pkt *pkt)
  */
 static const struct sf_vlcfg *sf_port_vlcfg(const struct sf_port *port)
 {
-	if (port->dev && sf_fab.hosts[port->dev->host].subnet == port->subnet)
-		return &sf_fab.hosts[port->dev->host].vl;
-	return &subnet_of(port)->vl;
+	const struct sf_host *h = sf_port_own_host(port);
+
+	return h ? &h->vl : &subnet_of(port)->vl;
 }
 
 /*
