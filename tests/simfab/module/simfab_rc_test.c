@@ -35,7 +35,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -193,6 +193,7 @@ struct t_side {
 	u32 magic;			/* T_SIDE_MAGIC */
 	const char *name;		/* "act" or "pas" */
 	struct ib_device *dev;
+	struct ib_device *alt_dev;	/* alt-other-device: not dev */
 	u32 port, alt_port;
 	union ib_gid gid, alt_gid;
 	struct ib_pd *pd;
@@ -217,6 +218,7 @@ struct t_side {
 	bool drep;
 	bool disconnected;		/* rdma_cm DISCONNECTED */
 	int req_send_status;		/* IB_CM_REQ_ERROR's send status */
+	int rej_reason;			/* IB_CM_REJ_RECEIVED's reason */
 	u8 *big;			/* big: receive slots, send, RDMA area */
 };
 
@@ -226,6 +228,8 @@ struct t_side {
 
 static struct t_side t_act = { .magic = T_SIDE_MAGIC, .name = "act" },
 		     t_pas = { .magic = T_SIDE_MAGIC, .name = "pas" };
+/* alt-other-device: an alternate end may be a port of another device */
+static bool t_alt_any_dev;
 
 /* Completions and QP events seen, and those whose QP context was not ours */
 static atomic_t t_ctx_seen, t_ctx_bad;
@@ -362,13 +366,18 @@ static int t_side_init(struct t_side *s, const char *spec, const char *alt)
 		ret = t_parse_end(alt, &d2, &s->alt_port);
 		if (ret)
 			return ret;
-		ib_device_put(d2);
-		if (d2 != s->dev)
-			return -EINVAL;
+		if (d2 != s->dev && t_alt_any_dev) {
+			s->alt_dev = d2;	/* t_side_fini() puts it */
+		} else {
+			ib_device_put(d2);
+			if (d2 != s->dev)
+				return -EINVAL;
+		}
 	}
 	ret = rdma_query_gid(s->dev, s->port, 0, &s->gid);
 	if (!ret)
-		ret = rdma_query_gid(s->dev, s->alt_port, 0, &s->alt_gid);
+		ret = rdma_query_gid(s->alt_dev ?: s->dev, s->alt_port, 0,
+				     &s->alt_gid);
 	if (ret)
 		return ret;
 	s->magic = T_SIDE_MAGIC;
@@ -444,6 +453,8 @@ static void t_side_fini(struct t_side *s)
 	kvfree(s->big);
 	if (s->dev)
 		ib_device_put(s->dev);
+	if (s->alt_dev)
+		ib_device_put(s->alt_dev);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1072,6 +1083,12 @@ static int t_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *ev)
 		t_step(s, ev->param.send_status == IB_WC_RESP_TIMEOUT_ERR ?
 			  -ETIMEDOUT : -EIO);
 		break;
+	case IB_CM_REJ_RECEIVED:
+		s->rej_reason = ev->param.rej_rcvd.reason;
+		pr_info("# %s %s rej_rcvd reason=%d\n", t_case, s->name,
+			s->rej_reason);
+		t_step(s, -ECONNREFUSED);
+		break;
 	case IB_CM_TIMEWAIT_EXIT:
 	case IB_CM_DREQ_ERROR:
 		break;
@@ -1220,8 +1237,8 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
 		t_print_path("ret", pri_in);
 	}
 	if (with_alt) {
-		err = t_path(a->dev, a->alt_port, &a->alt_gid, &p->alt_gid,
-			     alt);
+		err = t_path(a->alt_dev ?: a->dev, a->alt_port, &a->alt_gid,
+			     &p->alt_gid, alt);
 		if (err)
 			return err;
 		if (alt_dlid)
@@ -1230,8 +1247,8 @@ static int t_ibcm_connect(struct t_side *a, struct t_side *p, bool with_alt)
 		req.alternate_path = alt;
 	}
 	if (with_alt && t_ret) {
-		err = t_path(p->dev, p->alt_port, &p->alt_gid, &a->alt_gid,
-			     alt_in);
+		err = t_path(p->alt_dev ?: p->dev, p->alt_port, &p->alt_gid,
+			     &a->alt_gid, alt_in);
 		if (err)
 			return err;
 		if (alt_ret_dlid)
@@ -3688,6 +3705,50 @@ out:
 	t_teardown();
 }
 
+/*
+ * A QP migrates to its alternate path by itself, so the alternate's port
+ * is a port of the QP's own CA (IBA 17.2.8); the other port of an
+ * mlx5-style adapter is another ib_device. With act_alt on another device
+ * than act, ib_send_cm_req() refuses the alternate (-EINVAL), sends no REQ
+ * and leaves the id idle; with pas_alt on another device than pas, the
+ * passive CM rejects the REQ (Invalid Alternate GID, IBA 12.6.7.2) before
+ * its consumer sees it.
+ */
+static void t_case_alt_other_device(void)
+{
+	bool act_other, pas_other;
+	int ret;
+
+	t_alt_any_dev = true;
+	ret = t_setup(true);
+	t_alt_any_dev = false;
+	act_other = t_act.alt_dev;
+	pas_other = t_pas.alt_dev;
+	t_result(!ret && (act_other || pas_other), "setup",
+		 "no side with its alternate on another device");
+	if (ret || !(act_other || pas_other))
+		goto out;
+	ret = t_ibcm_connect(&t_act, &t_pas, true);
+	pr_info("# %s connect ret=%d act_other=%d pas_other=%d rej=%d pas_req=%d\n",
+		t_case, ret, act_other, pas_other, t_act.rej_reason,
+		!!t_pas.cm);
+	if (act_other) {
+		t_result(ret == -EINVAL, "req-refused",
+			 "ib_send_cm_req() took an alternate from another device");
+		t_result(t_act.cm && t_act.cm->state == IB_CM_IDLE, "id-idle",
+			 "the refused REQ left the cm_id out of IB_CM_IDLE");
+	} else {
+		t_result(ret == -ECONNREFUSED &&
+			 t_act.rej_reason == IB_CM_REJ_INVALID_ALT_GID,
+			 "rej-invalid-alt-gid",
+			 "the REQ was not rejected with Invalid Alternate GID");
+	}
+	t_result(!t_pas.cm, "pas-no-req",
+		 "the passive consumer got a REQ with an alternate it cannot load");
+out:
+	t_teardown();
+}
+
 static int __init t_init(void)
 {
 	char *list = kstrdup(cases, GFP_KERNEL), *p = list, *c;
@@ -3751,6 +3812,8 @@ static int __init t_init(void)
 			t_case_mig_err();
 		else if (!strcmp(c, "rkey"))
 			t_case_rkey();
+		else if (!strcmp(c, "alt-other-device"))
+			t_case_alt_other_device();
 		else
 			t_result(false, "case", "unknown case");
 	}

@@ -28,6 +28,10 @@
 #                  each QP is loaded with, as simfab's qplog saw the
 #                  Modify QP, is a port of the QP's own device; none
 #                  between mlx5-style nodes.
+# otherdev:*       an alternate from or to the other port of an
+#                  mlx5-style adapter (another ib_device): ib_send_cm_req()
+#                  refuses it and sends nothing, a passive CM rejects the
+#                  REQ (Invalid Alternate GID) before its consumer sees it.
 # ack:*            the Local ACK Timeout ib_cm (and rdma_cm through it)
 #                  programs into both QPs (simfab_rc_test ack_timeout=-1:
 #                  the driver leaves it alone; simfab's qplog and
@@ -313,6 +317,35 @@ if [ -n "$RSA" ] && has_mod simfab_rc_test && [ -w "$P/alt_path" ]; then
 	echo "$ALT0" >$P/alt_path
 else
 	t_skip "$T:altroute" "ib_remote_sa.ko, simfab_rc_test.ko or rdma_cm's alt_path not in the image"
+fi
+
+# ---- an alternate on another device: refused by ib_cm -----------------------------
+# other NAME ACT ACT-ALT PAS PAS-ALT: ib_cm with the alternate ACT-ALT ->
+# PAS-ALT (simfab_rc_test alt-other-device), one of them the other port
+# of an mlx5-style adapter, another ib_device than the primary's. The
+# active CM refuses it with no REQ on the wire; the passive CM answers
+# the REQ with a REJ, reason Invalid Alternate GID (18, IBA 12.6.7.2),
+# and sends no REP.
+if has_mod simfab_rc_test; then
+	other() {
+		_n=$1
+		rc_run otherdev "$_n" alt-other-device "act=$(port_param "$2")" "act_alt=$(port_param "$3")" \
+			"pas=$(port_param "$4")" "pas_alt=$(port_param "$5")" retry=3 || return
+		_cm=" class=0x07 cv=2 method=0x03 "
+		chk_begin
+		if [ "$(port_dev "$2")" != "$(port_dev "$3")" ]; then
+			chk_num reqs-on-the-wire "$(grep -c "$_cm.* attr=0x0010 " "/tmp/hca-$_n.cap")" 0
+		else
+			_rej=$(grep "$_cm.* attr=0x0012 " "/tmp/hca-$_n.cap" | head -n 1)
+			chk_num rej-reason "$(madn "$(capf "$_rej" mad)" 34 2)" 18
+			chk_num reps-on-the-wire "$(grep -c "$_cm.* attr=0x0013 " "/tmp/hca-$_n.cap")" 0
+		fi
+		chk_end "otherdev:$_n-wire" "/tmp/hca-$_n.cap"
+	}
+	other active a3/1 a3/2 a4/1 a4/2
+	other passive a4/1 a4/2 a3/1 a3/2
+else
+	t_skip "$T:otherdev" "simfab_rc_test.ko not in the image"
 fi
 
 # ---- the Local ACK Timeout ib_cm computes ------------------------------------------
