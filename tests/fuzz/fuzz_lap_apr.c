@@ -76,7 +76,13 @@ static struct cm_work *event_work;
 static int sent, msgs, msg_frees, mras, cancels, recv_frees;
 static u8 sent_mad[MAD];
 static int av_tags;
-static union ib_gid our_gids[2];
+/*
+ * our_gids[0] and [1] are ports 1 and 2 of the connection's device;
+ * our_gids[2] is a port of another device of this host (an mlx5 node's
+ * second HCA), which a LAP may not offer as an alternate.
+ */
+static union ib_gid our_gids[3];
+static struct cm_port *gid_ports[3];
 
 static struct {
 	int local_id_table;
@@ -228,21 +234,27 @@ static void cm_path_set_rec_type(struct ib_device *dev, u32 port, struct sa_path
 	path->rec_type = SA_PATH_REC_TYPE_IB;
 }
 
-/* An address vector only for a path from one of our GIDs. */
+/* An address vector only for a path from one of our GIDs, on its port. */
 static int cm_init_av_by_path(struct sa_path_rec *path, const struct ib_gid_attr *attr,
 			      struct cm_av *av)
 {
+	unsigned int i;
+
 	(void)attr;
-	if (memcmp(path->sgid.raw, our_gids[0].raw, 16) &&
-	    memcmp(path->sgid.raw, our_gids[1].raw, 16))
-		return -EINVAL;
-	av->tag = ++av_tags;
-	return 0;
+	for (i = 0; i < ARRAY_SIZE(our_gids); i++) {
+		if (!memcmp(path->sgid.raw, our_gids[i].raw, 16)) {
+			av->tag = ++av_tags;
+			av->port = gid_ports[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static void cm_destroy_av(struct cm_av *av)
 {
 	av->tag = 0;
+	av->port = NULL;
 }
 
 static void cm_move_av_from_path(struct cm_av *dest, struct cm_av *src)
@@ -337,9 +349,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	static const enum ib_cm_lap_state laps[8] = {
 		IB_CM_LAP_UNINIT, IB_CM_LAP_IDLE, IB_CM_LAP_SENT, IB_CM_LAP_RCVD,
 		IB_CM_MRA_LAP_SENT, IB_CM_MRA_LAP_RCVD, IB_CM_LAP_UNINIT, IB_CM_LAP_IDLE };
-	struct ib_device dev = {0};
-	struct cm_device cm_dev = { .ib_device = &dev };
+	struct ib_device dev = {0}, dev2 = {0};
+	struct cm_device cm_dev = { .ib_device = &dev }, cm_dev2 = { .ib_device = &dev2 };
 	struct cm_port port = { .cm_dev = &cm_dev, .port_num = 1 };
+	struct cm_port port2 = { .cm_dev = &cm_dev, .port_num = 2 };
+	struct cm_port other = { .cm_dev = &cm_dev2, .port_num = 1 };
 	struct ib_wc wc = {0};
 	struct ib_mad_recv_wc rwc = {0};
 	struct cm_work *work;
@@ -356,6 +370,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	our_gids[0].global.interface_id = cpu_to_be64(0x0002c90300000a01ULL);
 	our_gids[1].global.subnet_prefix = cpu_to_be64(0xfe80000000000001ULL);
 	our_gids[1].global.interface_id = cpu_to_be64(0x0002c90300000a02ULL);
+	our_gids[2].global.subnet_prefix = cpu_to_be64(0xfe80000000000001ULL);
+	our_gids[2].global.interface_id = cpu_to_be64(0x0002c90300000c01ULL);
+	gid_ports[0] = &port;
+	gid_ports[1] = &port2;
+	gid_ports[2] = &other;
 
 	memset(&conn, 0, sizeof(conn));
 	conn.id.state = states[in[0] & 3];
@@ -371,7 +390,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	conn.path_mtu = IB_MTU_2048;
 	conn.timeout_ms = 1000;
 	conn.av.tag = 1001;
+	conn.av.port = &port;
 	conn.alt_av.tag = 1002;
+	conn.alt_av.port = &port2;
 	conn.lap_av.tag = conn.id.lap_state == IB_CM_LAP_SENT ||
 			  conn.id.lap_state == IB_CM_MRA_LAP_RCVD ? 1003 : 0;
 	conn.tid = cpu_to_be64(0x0000000100000041ULL);	/* not the MAD's */

@@ -26,6 +26,7 @@
 #define FIELD_PREP(m, v)	((((__typeof__(m))(v)) << __builtin_ctzll(m)) & (m))
 #define BUILD_BUG_ON_ZERO(e)	((int)(sizeof(struct { int : (-!!(e)); })))
 #define WARN_ON(c)		(c)
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define get_unaligned(p)						\
 	({ __typeof__(*(p) + 0) _v; memcpy(&_v, (p), sizeof(_v)); _v; })
 #define put_unaligned(v, p)						\
@@ -94,7 +95,8 @@ struct cm_port {
 
 /* an address vector: which one it is, and whether it holds an AH */
 struct cm_av {
-	int	tag;
+	int		tag;
+	struct cm_port	*port;
 };
 
 struct cm_mra_msg;
