@@ -16,6 +16,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 
+#include "simfab_compat.h"
+
 #define SF_MAX_HOSTS	16
 #define SF_MAX_PORTS	2
 #define SF_MAX_SUBNETS	4

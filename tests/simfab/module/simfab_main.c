@@ -17,7 +17,6 @@
 #include <linux/seq_file.h>
 #include <linux/ktime.h>
 #include <linux/uaccess.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 
@@ -947,8 +946,9 @@ static int sf_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ---- CQ ----------------------------------------------------------------- */
 
+/* simfab's CQs are the kernel's only: a user's (udata or bundle) is refused. */
 static int sf_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			struct ib_udata *udata)
+			SF_CREATE_CQ_UDATA *udata)
 {
 	struct sf_cq *cq = to_scq(ibcq);
 

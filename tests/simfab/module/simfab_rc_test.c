@@ -885,7 +885,7 @@ struct t_pr {
 	struct sa_path_rec rec;
 };
 
-static void t_pr_done(int status, struct sa_path_rec *resp, int num,
+static void t_pr_done(int status, struct sa_path_rec *resp, sf_num_prs_t num,
 		      void *ctx)
 {
 	struct t_pr *q = ctx;

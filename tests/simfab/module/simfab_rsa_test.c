@@ -51,6 +51,8 @@
 #include <rdma/ib_remote_sa.h>
 #include <rdma/ib_sa.h>
 
+#include "simfab_compat.h"
+
 #define RSA_TEST_MAX_FROM	8
 
 static char *dev = "simfab0";
@@ -177,7 +179,8 @@ static DECLARE_COMPLETION(alt_step);
 static int alt_status;
 static struct sa_path_rec alt_rec;
 
-static void alt_fwd_cb(int status, struct sa_path_rec *rec, int n, void *ctx)
+static void alt_fwd_cb(int status, struct sa_path_rec *rec, sf_num_prs_t n,
+		       void *ctx)
 {
 	alt_status = status ? status : rec ? 0 : -ENODATA;
 	if (!alt_status)
@@ -280,7 +283,7 @@ static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
 	return 0;
 }
 #endif
-static void rsa_test_sa_cb(int status, struct sa_path_rec *resp, int num,
+static void rsa_test_sa_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num,
 			   void *context)
 {
 	struct rsa_test_query *tq = context;
@@ -300,7 +303,7 @@ struct rsa_test_route {
 	struct sa_path_rec *rec;
 };
 
-static void rsa_test_route_cb(int status, struct sa_path_rec *resp, int num,
+static void rsa_test_route_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num,
 			      void *context)
 {
 	struct rsa_test_route *r = context;

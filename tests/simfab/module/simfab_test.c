@@ -35,6 +35,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/rdma_cm.h>
 
+#include "simfab_compat.h"
+
 static char *cases = "ud,sa";
 module_param(cases, charp, 0444);
 MODULE_PARM_DESC(cases, "comma-separated: ud, sa, mc, ipcm");
@@ -316,7 +318,7 @@ struct t_sa {
 	struct sa_path_rec rec;
 };
 
-static void t_sa_cb(int status, struct sa_path_rec *resp, int num, void *ctx)
+static void t_sa_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num, void *ctx)
 {
 	struct t_sa *t = ctx;
 

@@ -58,7 +58,7 @@ unload_stack() {
 # The kernel's own files by path, each after its dependencies.
 load_intree_by_path() {
 	for _m in $STACK; do
-		_f=$MODDIR/kernel/drivers/infiniband/core/$_m.ko
+		_f=$(intree_ko "$_m") || return 1
 		for _d in $(modinfo -F depends "$_f" | tr , ' '); do
 			mod_loaded "$_d" || modprobe "$_d" || return 1
 		done

@@ -100,7 +100,7 @@ t_check verify-overlay:info-short "ib-routed-info -s printed '$short'" [ "$short
 for m in rdma_ucm rdma_cm ib_cm; do
 	unload_tree "$m" || diag "could not unload the overlay's $m"
 done
-intree=$MODDIR/kernel/drivers/infiniband/core/ib_cm.ko
+intree=$(intree_ko ib_cm) || diag "no in-tree ib_cm module file: $intree"
 ok=yes
 for d in $(modinfo -F depends "$intree" | tr , ' '); do
 	modprobe "$d" || ok="modprobe $d failed"

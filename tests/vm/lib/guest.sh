@@ -37,6 +37,19 @@ if [ -f "$STAMP_FILE" ]; then
 	OVERLAY_MODS=$(stamp_get MODULES)
 fi
 
+# intree_ko NAME: the path of the kernel's own rdma core module NAME, as the
+# kernel package ships it (.ko on 6.1; .ko.xz on 6.12 and later, which
+# kmod's insmod and modinfo read as they are).
+intree_ko() {
+	for _k in "$MODDIR/kernel/drivers/infiniband/core/$1.ko" \
+		"$MODDIR/kernel/drivers/infiniband/core/$1.ko.xz" \
+		"$MODDIR/kernel/drivers/infiniband/core/$1.ko.zst"; do
+		[ -f "$_k" ] && { echo "$_k"; return 0; }
+	done
+	echo "$MODDIR/kernel/drivers/infiniband/core/$1.ko"
+	return 1
+}
+
 # ---- kernel log ----------------------------------------------------------
 # dmesg_mark: the timestamp of the last kernel log line so far;
 # dmesg_since MARK: the lines logged after it. Lets a test look at what its

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel API differences between the series simfab and its test
+ * drivers build for (kernel-patches/series.conf): one switch a change,
+ * named after the upstream change, so that every series builds the same
+ * code (docs/porting.md).
+ */
+#ifndef SIMFAB_COMPAT_H
+#define SIMFAB_COMPAT_H
+
+#include <linux/version.h>
+
+/* 6.12 moved the unaligned accessors out of asm/, with no compat header. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/*
+ * "RDMA/cma: Refactor the inbound/outbound path records process flow"
+ * (6.3): an SA PathRecord query's callback gets the record count unsigned.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+typedef unsigned int sf_num_prs_t;
+#else
+typedef int sf_num_prs_t;
+#endif
+
+/*
+ * "RDMA: Pass entire uverbs attr bundle to create cq function" (6.11):
+ * a driver's create_cq gets the uverbs bundle instead of the udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define SF_CREATE_CQ_UDATA	struct uverbs_attr_bundle
+#else
+#define SF_CREATE_CQ_UDATA	struct ib_udata
+#endif
+
+#endif
