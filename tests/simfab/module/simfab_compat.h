@@ -4,6 +4,9 @@
  * drivers build for (kernel-patches/series.conf): one switch a change,
  * named after the upstream change, so that every series builds the same
  * code (docs/porting.md).
+ *
+ * checkpatch: LINUX_VERSION_CODE: an out-of-tree module for several series
+ * checkpatch: CONSTANT_COMPARISON: the form of every version switch
  */
 #ifndef SIMFAB_COMPAT_H
 #define SIMFAB_COMPAT_H
@@ -22,9 +25,9 @@
  * (6.3): an SA PathRecord query's callback gets the record count unsigned.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-typedef unsigned int sf_num_prs_t;
+#define SF_NUM_PRS	unsigned int
 #else
-typedef int sf_num_prs_t;
+#define SF_NUM_PRS	int
 #endif
 
 /*

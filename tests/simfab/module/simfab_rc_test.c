@@ -885,7 +885,7 @@ struct t_pr {
 	struct sa_path_rec rec;
 };
 
-static void t_pr_done(int status, struct sa_path_rec *resp, sf_num_prs_t num,
+static void t_pr_done(int status, struct sa_path_rec *resp, SF_NUM_PRS num,
 		      void *ctx)
 {
 	struct t_pr *q = ctx;

@@ -179,7 +179,7 @@ static DECLARE_COMPLETION(alt_step);
 static int alt_status;
 static struct sa_path_rec alt_rec;
 
-static void alt_fwd_cb(int status, struct sa_path_rec *rec, sf_num_prs_t n,
+static void alt_fwd_cb(int status, struct sa_path_rec *rec, SF_NUM_PRS n,
 		       void *ctx)
 {
 	alt_status = status ? status : rec ? 0 : -ENODATA;
@@ -283,7 +283,7 @@ static int alt_run(struct ib_device *ibdev, const union ib_gid *tgid,
 	return 0;
 }
 #endif
-static void rsa_test_sa_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num,
+static void rsa_test_sa_cb(int status, struct sa_path_rec *resp, SF_NUM_PRS num,
 			   void *context)
 {
 	struct rsa_test_query *tq = context;
@@ -303,7 +303,7 @@ struct rsa_test_route {
 	struct sa_path_rec *rec;
 };
 
-static void rsa_test_route_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num,
+static void rsa_test_route_cb(int status, struct sa_path_rec *resp, SF_NUM_PRS num,
 			      void *context)
 {
 	struct rsa_test_route *r = context;

@@ -318,7 +318,7 @@ struct t_sa {
 	struct sa_path_rec rec;
 };
 
-static void t_sa_cb(int status, struct sa_path_rec *resp, sf_num_prs_t num, void *ctx)
+static void t_sa_cb(int status, struct sa_path_rec *resp, SF_NUM_PRS num, void *ctx)
 {
 	struct t_sa *t = ctx;
 
