@@ -63,16 +63,17 @@ resolve() {
 via_r1() {
 	chk_begin
 	chk_num dlid "$(out "/tmp/sfo-$1.out" 'path[0].dlid')" "$R1LID"
-	chk_end "$T:$1" "/tmp/sfo-$1.out"
+	chk_end "$1" "/tmp/sfo-$1.out"
 }
 invalid() {
 	chk_begin
 	grep -q 'method=0x81 status=0x0500 ' $D/capture || _bad="no SA status 0x0500"
 	[ -z "$(out "/tmp/sfo-$1.out" 'path[0].dlid')" ] || _bad="$_bad a path"
-	chk_end "$T:$1" "/tmp/sfo-$1.out" $D/capture
+	chk_end "$1" "/tmp/sfo-$1.out" $D/capture
 }
 
-resolve first-route 7301 && via_r1 first-route
+resolve first-route 7301
+via_r1 first-route
 echo "router r1 down" >$D/ctl
 resolve down-no-sweep 7302
 via_r1 down-no-sweep
