@@ -461,13 +461,21 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 	return false;
 }
 
+/* A port the SA does not know: router_choice=opensm sees a router's
+ * ports as of the last sweep (sa_down), hosts' and first-present's now.
+ */
+static bool sa_absent(const struct sf_port *p)
+{
+	return sf_rc_opensm && p->rtr ? p->rtr->sa_down : sf_port_absent(p);
+}
+
 /* Every port of the subnet the SM sees, in port GUID order. */
 static int all_ports(struct sf_subnet *sn, struct sf_port **ports)
 {
 	int i, n = 0;
 
 	for (i = 0; i < sn->nports; i++)
-		if (!sf_port_absent(sn->ports[i]))
+		if (!sa_absent(sn->ports[i]))
 			ports[n++] = sn->ports[i];
 	return n;
 }
