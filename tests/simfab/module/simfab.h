@@ -134,6 +134,7 @@ struct sf_router {
 	u8 slmap[16];		/* ingress SL -> egress SL */
 	u16 pkey2;
 	bool down;
+	bool sa_down;		/* the SAs' view: down as of the last sweep */
 	u64 forwarded;
 	u64 dropped;
 };
@@ -144,6 +145,9 @@ struct sf_route {
 	int nvia;
 	int via[SF_MAX_VIA];	/* router indexes, tried in order */
 };
+
+/* router_choice=opensm (OpenSM find_router) or first-present (not OpenSM) */
+extern bool sf_rc_opensm;
 
 struct sf_subnet {
 	char name[SF_NAME_LEN];

@@ -34,6 +34,11 @@ unsigned int sf_gids = 1;
 module_param_named(gids, sf_gids, uint, 0444);
 MODULE_PARM_DESC(gids, "GIDs per port: 1, or 2 for an alias GUID at GID index 1 (GUIDInfo, IBA 14.2.5.13)");
 
+static char *router_choice = "first-present";
+module_param(router_choice, charp, 0444);
+MODULE_PARM_DESC(router_choice, "opensm (OpenSM find_router: first matching route, its one router as of the last sweep) or first-present (not OpenSM: the first present router of via=): tests/simfab/README.md");
+bool sf_rc_opensm;
+
 struct sf_fabric sf_fab;
 DEFINE_SPINLOCK(sf_lock);
 
@@ -476,6 +481,9 @@ static int sf_parse_route_kv(struct sf_route *rt, const char *key, char *val)
 	}
 	if (strcmp(key, "via"))
 		return -EINVAL;
+	/* via=*: OpenSM's router GUID 0, the lowest-GUID router (opensm) */
+	if (!strcmp(val, "*"))
+		return rt->nvia ? -EINVAL : 0;
 	while ((name = strsep(&val, ",")) != NULL) {
 		i = sf_router_by_name(name);
 		if (i < 0 || rt->nvia >= SF_MAX_VIA)
@@ -2388,6 +2396,8 @@ static int sf_topology_show(struct seq_file *m, void *v)
 			else
 				seq_printf(m, "route %s prefix=* via=",
 					   sn->name);
+			if (!rt->nvia)
+				seq_putc(m, '*');
 			for (p = 0; p < rt->nvia; p++)
 				seq_printf(m, "%s%s", p ? "," : "",
 					   sf_fab.routers[rt->via[p]].name);
@@ -2754,6 +2764,14 @@ static int sf_ctl_cmd(char *buf)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
+	/* An SM sweep: the SAs see the routers as they now are. */
+	if (argc == 1 && !strcmp(argv[0], "sweep")) {
+		spin_lock_irqsave(&sf_lock, flags);
+		for (i = 0; i < sf_fab.nrouters; i++)
+			sf_fab.routers[i].sa_down = sf_fab.routers[i].down;
+		spin_unlock_irqrestore(&sf_lock, flags);
+		return 0;
+	}
 	if (argc == 1 && !strcmp(argv[0], "nofault")) {
 		spin_lock_irqsave(&sf_lock, flags);
 		memset(sf_faults, 0, sizeof(sf_faults));
@@ -3049,6 +3067,10 @@ static int __init sf_init(void)
 {
 	int h, p, ret;
 
+	if (!strcmp(router_choice, "opensm"))
+		sf_rc_opensm = true;
+	else if (strcmp(router_choice, "first-present"))
+		return -EINVAL;
 	ret = sf_parse_topology();
 	if (ret)
 		return ret;

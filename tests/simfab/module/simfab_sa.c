@@ -262,33 +262,83 @@ static bool pr_build(const struct pr_query *q, struct sf_port *s,
 	return true;
 }
 
+/* A router's port on this subnet, or NULL. */
+static struct sf_port *pr_rport(struct sf_router *r, int subnet)
+{
+	int p;
+
+	for (p = 0; p < r->nports; p++)
+		if (r->port[p].subnet == subnet)
+			return &r->port[p];
+	return NULL;
+}
+
+/*
+ * router_choice=opensm, OpenSM find_router() (osm_sa_path_record.c), called
+ * from pr_rcv_get_end_points(): the first prefix route whose prefix matches
+ * (or is "*") decides, and only it; its router GUID is looked up in the
+ * SM's router table (rtr_guid_tbl), GUID 0 ("*" here: via=* ) being that
+ * table's head, the lowest GUID. A router not in the table (down as of the
+ * last sweep: sa_down) is ERR_REQ_INVALID_GID; a router that went down
+ * since is still named (the SM has not seen it yet).
+ */
+static struct sf_port *pr_router_opensm(struct pr_query *q,
+					const struct sf_route *rt)
+{
+	int subnet = q->sn - sf_fab.subnets;
+	struct sf_port *best = NULL, *p;
+	int i;
+
+	if (rt->nvia) {
+		struct sf_router *r = &sf_fab.routers[rt->via[0]];
+
+		p = pr_rport(r, subnet);
+		return p && !r->sa_down ? p : NULL;
+	}
+	for (i = 0; i < sf_fab.nrouters; i++) {
+		p = pr_rport(&sf_fab.routers[i], subnet);
+		if (p && !sf_fab.routers[i].sa_down &&
+		    (!best || p->guid < best->guid))
+			best = p;
+	}
+	return best;
+}
+
 /*
  * An off-subnet DGID (OpenSM pr_rcv_get_end_points, with prefix routes,
  * opensm(8) "PREFIX ROUTES"): the first route whose prefix matches (or is
- * "*") names the routers; the first of them whose port on this subnet is
- * present is the path's destination. No route, or no such router:
+ * "*") names the routers. router_choice=opensm: pr_router_opensm().
+ * router_choice=first-present (not OpenSM): the first of via= whose port on
+ * this subnet is present now. No route, or no such router:
  * ERR_REQ_INVALID_GID. OpenSM treats a link-local DGID (fe80::/10) as
  * on-subnet whatever its prefix.
  */
 static struct sf_port *pr_router(struct pr_query *q, u64 prefix, u16 *err)
 {
 	struct sf_subnet *sn = q->sn;
-	int i, v, p;
+	struct sf_port *rp;
+	int i, v;
 
 	for (i = 0; i < sn->nroutes; i++) {
 		struct sf_route *rt = &sn->routes[i];
 
 		if (rt->prefix && rt->prefix != prefix)
 			continue;
+		if (sf_rc_opensm) {
+			rp = pr_router_opensm(q, rt);
+			if (rp) {
+				q->routed = true;
+				return rp;
+			}
+			break;
+		}
 		for (v = 0; v < rt->nvia; v++) {
-			struct sf_router *r = &sf_fab.routers[rt->via[v]];
-
-			for (p = 0; p < r->nports; p++)
-				if (r->port[p].subnet == sn - sf_fab.subnets &&
-				    !sf_port_absent(&r->port[p])) {
-					q->routed = true;
-					return &r->port[p];
-				}
+			rp = pr_rport(&sf_fab.routers[rt->via[v]],
+				      sn - sf_fab.subnets);
+			if (rp && !sf_port_absent(rp)) {
+				q->routed = true;
+				return rp;
+			}
 		}
 		break;
 	}
@@ -410,13 +460,21 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 	return false;
 }
 
+/* A port the SA does not know: router_choice=opensm sees a router's
+ * ports as of the last sweep (sa_down), hosts' and first-present's now.
+ */
+static bool sa_absent(const struct sf_port *p)
+{
+	return sf_rc_opensm && p->rtr ? p->rtr->sa_down : sf_port_absent(p);
+}
+
 /* Every port of the subnet the SM sees, in port GUID order. */
 static int all_ports(struct sf_subnet *sn, struct sf_port **ports)
 {
 	int i, n = 0;
 
 	for (i = 0; i < sn->nports; i++)
-		if (!sf_port_absent(sn->ports[i]))
+		if (!sa_absent(sn->ports[i]))
 			ports[n++] = sn->ports[i];
 	return n;
 }
