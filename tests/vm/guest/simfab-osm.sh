@@ -31,23 +31,15 @@ if ! grep -q "/simfab\.ko[.a-z]*:" "$MODDIR/modules.dep" ||
 	exit 0
 fi
 
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-! mod_loaded simfab || rmmod simfab
-CONF=/etc/modprobe.d/simfab-topology.conf
-cp $CONF /tmp/sfo-default.conf
-printf 'options simfab router_choice=opensm topology="%s"\n' "$(cat $TOPOFILE)" >$CONF
-modprobe rdma_ucm && modprobe simfab
-rc=$?
-cp /tmp/sfo-default.conf $CONF
-if [ $rc -eq 0 ] && [ "$(cat /sys/module/simfab/parameters/router_choice)" = opensm ]; then
+TOPO=/tmp/sfo.topo
+if sf_load_topo -o router_choice=opensm "$TOPOFILE" rdma_ucm &&
+	[ "$(cat /sys/module/simfab/parameters/router_choice)" = opensm ]; then
 	t_pass $T:load
 else
 	t_fail $T:load "modprobe simfab router_choice=opensm failed"
 	t_summary
 	exit 0
 fi
-TOPO=/tmp/sfo.topo
-cat $D/topology >$TOPO
 A=$(topo_host a1 subnet)
 R1LID=$(topo_port "$(rport r1 "$A")" lid)
 
