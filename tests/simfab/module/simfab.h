@@ -142,8 +142,9 @@ struct sf_router {
 /* OpenSM prefix route (opensm(8) PREFIX ROUTES): prefix 0 is "*". */
 struct sf_route {
 	u64 prefix;
-	int nvia;
+	int nvia;		/* 0 with any: via=* (OpenSM's router GUID 0) */
 	int via[SF_MAX_VIA];	/* router indexes, tried in order */
+	bool any;
 };
 
 /* router_choice=opensm (OpenSM find_router) or first-present (not OpenSM) */

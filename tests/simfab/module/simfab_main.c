@@ -34,9 +34,9 @@ unsigned int sf_gids = 1;
 module_param_named(gids, sf_gids, uint, 0444);
 MODULE_PARM_DESC(gids, "GIDs per port: 1, or 2 for an alias GUID at GID index 1 (GUIDInfo, IBA 14.2.5.13)");
 
-static char *router_choice = "first-present";
+static char *router_choice = "opensm";
 module_param(router_choice, charp, 0444);
-MODULE_PARM_DESC(router_choice, "opensm (OpenSM find_router: first matching route, its one router as of the last sweep) or first-present (not OpenSM: the first present router of via=): tests/simfab/README.md");
+MODULE_PARM_DESC(router_choice, "opensm (default; OpenSM find_router: first matching route, its one router as of the last sweep) or first-present (NOT OpenSM: the first present router of via=, at once): tests/simfab/README.md");
 bool sf_rc_opensm;
 
 struct sf_fabric sf_fab;
@@ -465,7 +465,7 @@ static int sf_parse_router_kv(struct sf_router *r, const char *key, char *val)
 	return -EINVAL;
 }
 
-/* route SUBNET prefix=P|* via=R[,R] */
+/* route SUBNET prefix=P|* via=R|* (first-present: via=R[,R...]) */
 static int sf_parse_route_kv(struct sf_route *rt, const char *key, char *val)
 {
 	char *name;
@@ -481,16 +481,23 @@ static int sf_parse_route_kv(struct sf_route *rt, const char *key, char *val)
 	}
 	if (strcmp(key, "via"))
 		return -EINVAL;
+	if (rt->nvia || rt->any)	/* one via= a route */
+		return -EINVAL;
 	/* via=*: OpenSM's router GUID 0, the lowest-GUID router (opensm) */
-	if (!strcmp(val, "*"))
-		return rt->nvia ? -EINVAL : 0;
+	if (!strcmp(val, "*")) {
+		rt->any = true;
+		return 0;
+	}
 	while ((name = strsep(&val, ",")) != NULL) {
 		i = sf_router_by_name(name);
 		if (i < 0 || rt->nvia >= SF_MAX_VIA)
 			return -EINVAL;
 		rt->via[rt->nvia++] = i;
 	}
-	return 0;
+	/* An OpenSM prefix route names one router GUID (or 0): a list is
+	 * first-present's only.
+	 */
+	return sf_rc_opensm && rt->nvia > 1 ? -EINVAL : 0;
 }
 
 enum sf_kind { SF_K_NONE, SF_K_SUBNET, SF_K_HOST, SF_K_ROUTER, SF_K_ROUTE };
@@ -633,7 +640,7 @@ static int sf_end_entry(struct sf_entry *en)
 		sf_fab.nrouters++;
 		return 0;
 	case SF_K_ROUTE:
-		return en->rt && en->rt->nvia ? 0 : -EINVAL;
+		return en->rt && (en->rt->nvia || en->rt->any) ? 0 : -EINVAL;
 	default:
 		return 0;
 	}
@@ -2432,8 +2439,9 @@ static int sf_topology_show(struct seq_file *m, void *v)
 			seq_printf(m, "%s%d:%u", any ? "," : "", s, r->slmap[s]);
 			any = true;
 		}
-		seq_printf(m, "%s state=%s\n", any ? "" : "-",
-			   r->down ? "down" : "up");
+		/* sa=: the SMs' view (rtr_guid_tbl) as of the last sweep */
+		seq_printf(m, "%s state=%s sa=%s\n", any ? "" : "-",
+			   r->down ? "down" : "up", r->sa_down ? "down" : "up");
 		for (p = 0; p < r->nports; p++)
 			sf_topology_port(m, &r->port[p]);
 	}
@@ -2722,6 +2730,21 @@ static int sf_ctl_partition(int argc, char **argv)
 }
 
 /*
+ * An SM sweep (ctl "sweep"): the SAs see the routers as they now are
+ * (OpenSM's rtr_guid_tbl).
+ */
+static void sf_sweep(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&sf_lock, flags);
+	for (i = 0; i < sf_fab.nrouters; i++)
+		sf_fab.routers[i].sa_down = sf_fab.routers[i].down;
+	spin_unlock_irqrestore(&sf_lock, flags);
+}
+
+/*
  * Commands (one per write):
  *   "down H/P", "linkdown H/P", "up H/P": the port disabled, its link
  *     lost (PortPhysicalState Polling), or back (IBA 14.2.5.6);
@@ -2732,7 +2755,8 @@ static int sf_ctl_partition(int argc, char **argv)
  *     fault rules
  *     (sf_ctl_fault);
  *   "partition SUBNET H/P...", "heal SUBNET";
- *   "clear": the capture ring.
+ *   "clear": the capture ring;
+ *   "sweep": an SM sweep (sf_sweep).
  * A host's port raises the event a real HCA raises when the SM changes
  * that PortInfo field or P_Key table (IBA 11.6.3: PORT_ERR/PORT_ACTIVE,
  * LID_CHANGE, PKEY_CHANGE, SM_CHANGE, CLIENT_REREGISTER). H/P also names
@@ -2764,12 +2788,8 @@ static int sf_ctl_cmd(char *buf)
 		spin_unlock_irqrestore(&sf_lock, flags);
 		return 0;
 	}
-	/* An SM sweep: the SAs see the routers as they now are. */
 	if (argc == 1 && !strcmp(argv[0], "sweep")) {
-		spin_lock_irqsave(&sf_lock, flags);
-		for (i = 0; i < sf_fab.nrouters; i++)
-			sf_fab.routers[i].sa_down = sf_fab.routers[i].down;
-		spin_unlock_irqrestore(&sf_lock, flags);
+		sf_sweep();
 		return 0;
 	}
 	if (argc == 1 && !strcmp(argv[0], "nofault")) {

@@ -308,8 +308,9 @@ static struct sf_port *pr_router_opensm(struct pr_query *q,
  * An off-subnet DGID (OpenSM pr_rcv_get_end_points, with prefix routes,
  * opensm(8) "PREFIX ROUTES"): the first route whose prefix matches (or is
  * "*") names the routers. router_choice=opensm: pr_router_opensm().
- * router_choice=first-present (not OpenSM): the first of via= whose port on
- * this subnet is present now. No route, or no such router:
+ * router_choice=first-present (NOT OpenSM): the first of via= (via=*: of
+ * every router) whose port on this subnet is present now, an instant
+ * fallback OpenSM does not make. No route, or no such router:
  * ERR_REQ_INVALID_GID. OpenSM treats a link-local DGID (fe80::/10) as
  * on-subnet whatever its prefix.
  */
@@ -332,8 +333,9 @@ static struct sf_port *pr_router(struct pr_query *q, u64 prefix, u16 *err)
 			}
 			break;
 		}
-		for (v = 0; v < rt->nvia; v++) {
-			rp = pr_rport(&sf_fab.routers[rt->via[v]],
+		/* via=*: every router, in topology order */
+		for (v = 0; v < (rt->nvia ?: sf_fab.nrouters); v++) {
+			rp = pr_rport(&sf_fab.routers[rt->nvia ? rt->via[v] : v],
 				      sn - sf_fab.subnets);
 			if (rp && !sf_port_absent(rp)) {
 				q->routed = true;

@@ -7,9 +7,11 @@
 # faults:sa-down-*       A's SA drops a2's queries (drop class=0x03): route
 #                        resolution ends in ROUTE_ERROR -ETIMEDOUT, no REQ
 #                        is sent; with the SA back the connection is made.
-# faults:router-flap-*   the router A's SA names for B goes down: the SA
-#                        names the other one, the remote query and the REQ
-#                        go through it; back up, the first one again.
+# faults:router-flap-*   the router A's SA names for B goes down and A's
+#                        SM sweeps (OpenSM: A's "*" route then names the
+#                        lowest-GUID router left): the remote query and the
+#                        REQ go through the other one; back up and swept,
+#                        the first one again.
 # faults:req-flap-*      the router goes down as a REQ is sent (ib_cm from
 #                        simfab_rc_test.ko's ibcm-flap, a short CM
 #                        response timeout): lost, the router back before
@@ -89,12 +91,14 @@ R1=$(route_via "$A" "$PB")
 run flap-before
 r_before=$(req_at flap-before)
 echo "router $R1 down" >$D/ctl
+echo sweep >$D/ctl
 echo 1 >"$S/$(dev_of $SRC)/1/cache_flush"
 run flap-down
 cat $D/topology >$TOPO		# the router's ports are down in it now
 R2=$(route_via "$A" "$PB")
 r_down=$(req_at flap-down)
 echo "router $R1 up" >$D/ctl
+echo sweep >$D/ctl
 echo 1 >"$S/$(dev_of $SRC)/1/cache_flush"
 run flap-up
 cat $D/topology >$TOPO

@@ -1,17 +1,30 @@
 #!/bin/sh
 # shellcheck shell=sh
-# simfab's router_choice=opensm (tests/simfab/README.md "OpenSM's router
-# choice"): routed.topo loaded with it; A's SA answers a1 -> b1 as OpenSM's
-# find_router() does: the first matching route only (A's names r1 first:
-# r1 alone in this mode), a router the SM does not know (down as of the
-# last sweep) ERR_REQ_INVALID_GID (status 0x0500), and a router's down/up
-# seen by the SA only at a "sweep" (debugfs ctl).
+# simfab's router choice (tests/simfab/README.md "OpenSM's router choice")
+# on routed.topo. Its default, router_choice=opensm, answers as OpenSM's
+# find_router() does: the first matching prefix route only, with its one
+# router; "*" (GUID 0) the lowest-GUID router the SM knows; a named router
+# the SM does not know ERR_REQ_INVALID_GID (status 0x0500), not the next
+# line; a router's down/up seen only at a "sweep" (debugfs ctl). The
+# instant fallback of router_choice=first-present is not OpenSM's and is
+# only what that named mode does.
 #
-# osm:first-route        DLID = r1's port on A
-# osm:down-no-sweep      r1 down, no sweep: the SA still names r1
-# osm:down-sweep         after sweep: ERR_REQ_INVALID_GID, not r2
-# osm:up-no-sweep        r1 up, no sweep: still ERR_REQ_INVALID_GID
-# osm:up-sweep           after sweep: r1 again
+# osm:default             router_choice is opensm without a parameter
+# osm:star-lowest-guid    A's "*" route to B: r1 (the lower GUIDs)
+# osm:star-down-no-sweep  r1 down, no sweep: still r1
+# osm:star-down-sweep     after a sweep: r2, the lowest GUID the SM knows
+# osm:star-up-no-sweep    r1 up, no sweep: still r2
+# osm:star-up-sweep       after a sweep: r1 again
+# osm:named               B's route to A names r2: r2
+# osm:named-down-no-sweep r2 down, no sweep: still r2
+# osm:named-down-sweep    after a sweep: ERR_REQ_INVALID_GID, not r1 (the
+#                         "*" line after it)
+# osm:named-up-no-sweep   r2 up, no sweep: still ERR_REQ_INVALID_GID
+# osm:named-up-sweep      after a sweep: r2 again
+# osm:list-refused        a route naming two routers does not load (an
+#                         OpenSM prefix route has one router GUID)
+# osm:first-present-*     router_choice=first-present with that list:
+#                         r2 down, no sweep: r1 at once (NOT OpenSM)
 #
 # Skips without simfab.ko, simfab-cm or the routed topology in the image.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -32,31 +45,36 @@ if ! grep -q "/simfab\.ko[.a-z]*:" "$MODDIR/modules.dep" ||
 fi
 
 TOPO=/tmp/sfo.topo
-if sf_load_topo -o router_choice=opensm "$TOPOFILE" rdma_ucm &&
+if sf_load_topo "$TOPOFILE" rdma_ucm &&
 	[ "$(cat /sys/module/simfab/parameters/router_choice)" = opensm ]; then
-	t_pass $T:load
+	t_pass $T:default
 else
-	t_fail $T:load "modprobe simfab router_choice=opensm failed"
+	t_fail $T:default "simfab did not load routed.topo with router_choice=opensm by default"
 	t_summary
 	exit 0
 fi
 A=$(topo_host a1 subnet)
-R1LID=$(topo_port "$(rport r1 "$A")" lid)
+B=$(topo_host b1 subnet)
 
-# resolve NAME PORT: a1 -> b1's PathRecord from A's SA into /tmp/sfo-NAME.out
+# rlid R SUBNET: router R's LID on SUBNET; rguid R SUBNET: its port GUID
+rlid() { topo_port "$(rport "$1" "$2")" lid; }
+rguid() { topo_port "$(rport "$1" "$2")" guid; }
+# resolve NAME FROM TO PORT: FROM -> TO's PathRecord from FROM's SA into
+# /tmp/sfo-NAME.out
 resolve() {
 	echo clear >$D/ctl
-	timeout 20 "$CM" 'id x ps=ib' "bind gid=$(port_gid a1/1)" \
-		"resolve-addr dst-gid=$(port_gid b1/1) dst-port=$2" 'wait ADDR_RESOLVED' \
+	timeout 20 "$CM" 'id x ps=ib' "bind gid=$(port_gid "$2")" \
+		"resolve-addr dst-gid=$(port_gid "$3") dst-port=$4" 'wait ADDR_RESOLVED' \
 		'resolve-route timeout=3000' 'wait ROUTE_RESOLVED status=any' 'query-path' \
 		>"/tmp/sfo-$1.out" 2>&1
 }
-# via_r1 NAME / invalid NAME: the check's verdict
-via_r1() {
+# via NAME R SUBNET: the path goes to router R's port on SUBNET
+via() {
 	chk_begin
-	chk_num dlid "$(out "/tmp/sfo-$1.out" 'path[0].dlid')" "$R1LID"
+	chk_num dlid "$(out "/tmp/sfo-$1.out" 'path[0].dlid')" "$(rlid "$2" "$3")"
 	chk_end "$1" "/tmp/sfo-$1.out"
 }
+# invalid NAME: the SA answered ERR_REQ_INVALID_GID, no path
 invalid() {
 	chk_begin
 	grep -q 'method=0x81 status=0x0500 ' $D/capture || _bad="no SA status 0x0500"
@@ -64,21 +82,62 @@ invalid() {
 	chk_end "$1" "/tmp/sfo-$1.out" $D/capture
 }
 
-resolve first-route 7301
-via_r1 first-route
+# A's "*" route: OpenSM's rtr_guid_tbl head, the lowest GUID. r1 has the
+# lower GUIDs in routed.topo (else the checks below prove nothing).
+if [ $(($(rguid r1 "$A"))) -ge $(($(rguid r2 "$A"))) ]; then
+	t_fail $T:star-topology "r1's GUID on $A is not below r2's"
+fi
+resolve star-lowest-guid a1/1 b1/1 7301
+via star-lowest-guid r1 "$A"
 echo "router r1 down" >$D/ctl
-resolve down-no-sweep 7302
-via_r1 down-no-sweep
+resolve star-down-no-sweep a1/1 b1/1 7302
+via star-down-no-sweep r1 "$A"
 echo sweep >$D/ctl
-resolve down-sweep 7303
-invalid down-sweep
+resolve star-down-sweep a1/1 b1/1 7303
+via star-down-sweep r2 "$A"
 echo "router r1 up" >$D/ctl
-resolve up-no-sweep 7304
-invalid up-no-sweep
+resolve star-up-no-sweep a1/1 b1/1 7304
+via star-up-no-sweep r2 "$A"
 echo sweep >$D/ctl
-resolve up-sweep 7305
-via_r1 up-sweep
+resolve star-up-sweep a1/1 b1/1 7305
+via star-up-sweep r1 "$A"
 
-rmmod simfab
+# B's route to A names r2; a "*" line (r1) follows it.
+resolve named b1/1 a1/1 7311
+via named r2 "$B"
+echo "router r2 down" >$D/ctl
+resolve named-down-no-sweep b1/1 a1/1 7312
+via named-down-no-sweep r2 "$B"
+echo sweep >$D/ctl
+resolve named-down-sweep b1/1 a1/1 7313
+invalid named-down-sweep
+echo "router r2 up" >$D/ctl
+resolve named-up-no-sweep b1/1 a1/1 7314
+invalid named-up-no-sweep
+echo sweep >$D/ctl
+resolve named-up-sweep b1/1 a1/1 7315
+via named-up-sweep r2 "$B"
+
+# A list of routers is first-present's syntax; OpenSM's route has one.
+LIST=/tmp/sfo-list.topo
+sed 's/route B prefix=0xfec0000000000a00 via=r2/&,r1/' "$TOPOFILE" >$LIST
+if grep -q 'via=r2,r1' $LIST && ! sf_load_topo $LIST 2>/dev/null &&
+	[ ! -d /sys/module/simfab ]; then
+	t_pass $T:list-refused
+else
+	t_fail $T:list-refused "routed.topo with via=r2,r1 loaded with router_choice=opensm"
+fi
+if sf_load_topo -o router_choice=first-present $LIST; then
+	echo "router r2 down" >$D/ctl
+	resolve first-present-down b1/1 a1/1 7321
+	via first-present-down r1 "$B"
+	echo "router r2 up" >$D/ctl
+	resolve first-present-up b1/1 a1/1 7322
+	via first-present-up r2 "$B"
+else
+	t_fail $T:first-present-load "routed.topo with via=r2,r1 did not load with router_choice=first-present"
+fi
+
+! mod_loaded simfab || rmmod simfab
 modprobe simfab || t_fail $T:reload "modprobe simfab (default topology) failed"
 t_summary

@@ -68,10 +68,15 @@ load_topo() {
 
 # ---- the topology (as simfab-routed.sh reads it) -----------------------------
 TOPO=/tmp/sfrc.topo
-# route_list SUBNET PREFIX: the routers of SUBNET's first route for PREFIX.
-route_list() {
-	awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
-		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' $TOPO | tr , ' '
+# other_router R S1 S2: the first router of the topology other than R with
+# ports on subnets S1 and S2.
+other_router() {
+	sed -n 's/^router \([^ ]*\) .*/\1/p' $TOPO | while read -r _r; do
+		if [ "$_r" != "$1" ] && [ -n "$(rport "$_r" "$2")" ] && [ -n "$(rport "$_r" "$3")" ]; then
+			echo "$_r"
+			break
+		fi
+	done
 }
 lid() {
 	topo_port "$1" lid
@@ -295,11 +300,10 @@ A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
 PB=$(topo_subnet "$B" prefix)
 AP=a1/1 BP=b1/1
 ALID=$(lid $AP) BLID=$(lid $BP)
-# A's SA names the first router of A's route to B; the alternate goes
-# through the second.
-# shellcheck disable=SC2046 # router names have no blanks
-set -- $(route_list "$A" "$PB")
-R1=$1 R2=${2:-}
+# A's SA names R1 for B (OpenSM's rule: route_via); the alternate goes
+# through the other router.
+R1=$(route_via "$A" "$PB")
+R2=$(other_router "$R1" "$A" "$B")
 R1A=$(lid "$(rport "$R1" "$A")") R1B=$(lid "$(rport "$R1" "$B")")
 R2A=$(lid "$(rport "$R2" "$A")") R2B=$(lid "$(rport "$R2" "$B")")
 SL_A=$(max "$(prop $AP sl)" "$(prop "$(rport "$R1" "$A")" sl)")
@@ -345,7 +349,7 @@ chk_num tries "$(rccount routed " sn=$A at=$R1/[0-9]+ slid=$ALID dlid=$R1A .* gr
 chk_end rc:routed-no-grh-wire /tmp/sfrc-routed.cap
 
 # ---- the return half: what B's own SA says for b1 -> a1 -------------------------------
-# B routes A's prefix through RB (the first of B's route), which need not
+# B routes A's prefix through RB (its route's router), which need not
 # be the router A's SA picks: a QP takes packets only from its DLID's
 # router (the path check), so a connection whose return record names RB
 # sends its forward half through RB too (pri_dlid), and one whose
@@ -353,9 +357,7 @@ chk_end rc:routed-no-grh-wire /tmp/sfrc-routed.cap
 # (ret_dlid; B's SA names R1 when RB is down, with the same SL, MTU, rate
 # and life: routers' ports take their subnet's).
 PA=$(topo_subnet "$A" prefix)
-# shellcheck disable=SC2046 # router names have no blanks
-set -- $(route_list "$B" "$PA")
-RB=$1
+RB=$(route_via "$B" "$PA")
 RBA=$(lid "$(rport "$RB" "$A")") RBB=$(lid "$(rport "$RB" "$B")")
 # A's SA, a1 -> R1's port on A (the forward half, whichever router).
 SL_F=$(max "$(prop $AP sl)" "$(prop "$(rport "$R1" "$A")" sl)")

@@ -372,10 +372,11 @@ fi
 chk_end sa:unknown-prefix-route /tmp/sfr-sax.out
 
 # ---- faults --------------------------------------------------------------------
-# Router down: its ports go down, A's SA picks the next router of the
-# route, and the connection runs through it.
+# Router down: its ports go down; A's SM sees it gone at its next sweep
+# (OpenSM), and A's route to B ("*" in routed.topo) then names the
+# lowest-GUID router the SM still knows; the connection runs through it.
 echo "router $RA down" >$D/ctl
-RA2=$(route_via "$A" "$PB")
+echo sweep >$D/ctl
 cat $D/topology >$TOPO
 RA2=$(route_via "$A" "$PB")
 if [ -n "$RA2" ] && [ "$RA2" != "$RA" ] && connect rdown 7208 0x444 0x555; then
@@ -386,6 +387,7 @@ else
 	[ ! -f /tmp/sfr-rdown.out.err ] || diag_file /tmp/sfr-rdown.out.err
 fi
 echo "router $RA up" >$D/ctl
+echo sweep >$D/ctl
 cat $D/topology >$TOPO
 
 # A silent SA: PathRecord Gets to A's SM are dropped, resolve-route times

@@ -14,24 +14,42 @@ max() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
 min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
 
 # Values of debugfs simfab/topology as saved in $TOPO by the test:
-# topo_port H/P KEY, topo_host H KEY; route_via SUBNET PREFIX is the router
-# SUBNET's SA picks for PREFIX (the first route line with that prefix or *,
-# its first router whose port on SUBNET is active: opensm(8) PREFIX ROUTES).
+# topo_port H/P KEY, topo_host H KEY: a port's or a host's value.
 topo_port() {
 	sed -n "s|^port $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
 }
 topo_host() {
 	sed -n "s|^host $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$TOPO"
 }
+# route_via SUBNET PREFIX: the router SUBNET's SA names for PREFIX, worked
+# out from $TOPO by the rule of simfab's router_choice (tests/simfab/
+# README.md "OpenSM's router choice"). The first route line with that
+# prefix or "*" decides. opensm (OpenSM find_router()): its one router if
+# the SM knew it at the last sweep (sa=up), via=* the lowest-GUID router
+# with a port on SUBNET that the SM knows. first-present (not OpenSM): the
+# first of via= (via=*: of every router) whose port on SUBNET is active.
+# Prints nothing when there is none (ERR_REQ_INVALID_GID).
 route_via() {
 	_via=$(awk -v s="$1" -v p="prefix=$2" '$1 == "route" && $2 == s &&
 		($3 == p || $3 == "prefix=*") { sub(/^via=/, "", $4); print $4; exit }' "$TOPO")
-	for _r in $(echo "$_via" | tr , ' '); do
-		if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
-			echo "$_r"
-			return
+	_all=$(sed -n 's/^router \([^ ]*\) .*/\1/p' "$TOPO")
+	if [ "$(cat /sys/module/simfab/parameters/router_choice)" = first-present ]; then
+		[ "$_via" != "*" ] || _via=$(echo "$_all" | tr '\n' ,)
+		for _r in $(echo "$_via" | tr , ' '); do
+			if [ "$(topo_port "$(rport "$_r" "$1")" state)" = active ]; then
+				echo "$_r"
+				return
+			fi
+		done
+		return
+	fi
+	[ "$_via" = "*" ] || _all=${_via%%,*}
+	for _r in $_all; do
+		_p=$(rport "$_r" "$1")
+		if [ -n "$_p" ] && [ "$(topo_router "$_r" sa)" = up ]; then
+			echo "$(topo_port "$_p" guid) $_r"
 		fi
-	done
+	done | sort | sed -n '1s/.* //p'
 }
 # port_dev H/P, port_devport H/P: the ib_device a host's port is on and
 # its port number there (an mlx5-style host, hca=mlx5, has one device per
