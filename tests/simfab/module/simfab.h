@@ -83,6 +83,9 @@ struct sf_port {
 				 */
 	u64 guid;
 	u16 lid;		/* base LID, aligned to 2^LMC (IBA 7.11.1) */
+	u16 router_lid;		/* its entry in the routers' GID-to-LID
+				 * table: its LID as of the last sweep
+				 */
 	u16 pkeys[SF_PKEYS];
 	bool down;		/* set through debugfs simfab/ctl */
 	u8 phys;		/* PortPhysicalState while down */

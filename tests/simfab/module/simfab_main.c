@@ -1720,8 +1720,11 @@ static const char *sf_rdrop(struct sf_router *r, const char *why)
  * ib_cm treats HopLimit <= 1 as subnet-local), and a DGID prefix of one of
  * its other ports' subnets with a port of that GUID on it. It then
  * rewrites the LRH for the egress subnet: SLID = its egress port's LID,
- * DLID = the destination's base LID, SL from its SL map, and decrements
- * the HopLimit (IBA 8.3.2, 19.2.4); the GRH, BTH and payload are kept.
+ * DLID = the destination's base LID from its GID-to-LID table, SL from its
+ * SL map, and decrements the HopLimit (IBA 8.3.2, 19.2.4); the GRH, BTH
+ * and payload are kept. The table holds what the egress subnet's SA said
+ * at the last sweep (router_lid): after a LID change and before the next
+ * sweep the packet goes to the old LID.
  */
 static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 {
@@ -1775,7 +1778,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	pkt->subnet = out->subnet;
 	pkt->src = out;
 	pkt->slid = out->lid;
-	pkt->dlid = dst->lid;
+	pkt->dlid = dst->router_lid;
 	pkt->sl = sl;
 	pkt->at = NULL;
 	if (pkt->dqpn == 1)
@@ -2369,7 +2372,8 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 		seq_printf(m, " dev=%s devport=%u node_guid=0x%016llx",
 			   dev_name(&port->dev->ibdev.dev), port->num,
 			   be64_to_cpu(port->dev->ibdev.node_guid));
-	seq_printf(m, " state=%s\n", port->down ? "down" : "active");
+	seq_printf(m, " state=%s router_lid=%u\n",
+		   port->down ? "down" : "active", port->router_lid);
 	vl = sf_port_vlcfg(port);
 	seq_printf(m, "vl port %s/%u vls=%u sl2vl=", sf_port_owner(port),
 		   port->hnum, vl->vls);
@@ -2731,16 +2735,21 @@ static int sf_ctl_partition(int argc, char **argv)
 
 /*
  * An SM sweep (ctl "sweep"): the SAs see the routers as they now are
- * (OpenSM's rtr_guid_tbl).
+ * (OpenSM's rtr_guid_tbl), and the routers refill their GID-to-LID tables
+ * from their subnets' SAs.
  */
 static void sf_sweep(void)
 {
+	struct sf_subnet *sn;
 	unsigned long flags;
-	int i;
+	int i, p;
 
 	spin_lock_irqsave(&sf_lock, flags);
 	for (i = 0; i < sf_fab.nrouters; i++)
 		sf_fab.routers[i].sa_down = sf_fab.routers[i].down;
+	for (sn = sf_fab.subnets; sn < sf_fab.subnets + sf_fab.nsubnets; sn++)
+		for (p = 0; p < sn->nports; p++)
+			sn->ports[p]->router_lid = sn->ports[p]->lid;
 	spin_unlock_irqrestore(&sf_lock, flags);
 }
 
@@ -3072,6 +3081,7 @@ static void sf_build_subnets(void)
 			port = sf_fab.hosts[h].port[p];
 			sn = subnet_of(port);
 			sn->ports[sn->nports++] = port;
+			port->router_lid = port->lid;
 			if (port->lid == sn->sm_lid)
 				sn->sm = port;
 		}

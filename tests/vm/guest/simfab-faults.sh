@@ -20,8 +20,11 @@
 #                        (IB_WC_RESP_TIMEOUT_ERR), nothing at b1, nothing
 #                        left. On the wire and in ib_cm's counters.
 # faults:lid-change-*    a2's LID changes: its ib_remote_sa cache is
-#                        dropped (LID_CHANGE), the next REQ carries the new
-#                        LID and is answered.
+#                        dropped (LID_CHANGE); until the next sweep the
+#                        routers' GID-to-LID tables still hold the old LID,
+#                        so b1's REP goes to it and is lost (stale-router);
+#                        after the sweep the next REQ carries the new LID
+#                        and is answered.
 # faults:pkey-removal-*  a1 leaves its second partition: its cached answers
 #                        are dropped (PKEY_CHANGE), the next connection on
 #                        the default P_Key asks again and is made.
@@ -191,6 +194,26 @@ fl0=$(cat "$S/$(dev_of $SRC)/1/counters/cache_flushes")
 run lid-warm
 echo "lid $SRC $new" >$D/ctl
 sleep 1
+# Before a sweep: the REQ gets through, b1's REP (and its resends, one a
+# retried REQ) are routed to the old LID and dropped there; a2 sees no
+# CONNECT_RESPONSE.
+echo clear >$D/ctl
+timeout 30 "$CM" 'timeout 4000' \
+	'id srv ps=ib' "bind gid=$(port_gid $DST) port=7890" 'listen backlog=4' \
+	'id cli ps=ib' "bind gid=$(port_gid $SRC)" \
+	"resolve-addr dst-gid=$(port_gid $DST) dst-port=7890 timeout=5000" \
+	'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=3000' 'wait ROUTE_RESOLVED id=cli' \
+	'connect qpn=0x111' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
+	'wait CONNECT_RESPONSE id=cli' >/tmp/cm-lid-stale.out 2>&1
+cat $D/capture >/tmp/fl-lid-stale.cap
+chk_begin
+grep -q '^event CONNECT_REQUEST ' /tmp/cm-lid-stale.out || _bad="no REQ at b1"
+! grep -q '^event CONNECT_RESPONSE' /tmp/cm-lid-stale.out || _bad="$_bad a CONNECT_RESPONSE"
+grep -q " sn=$A at=- slid=[0-9]* dlid=$old .* class=0x07 .* attr=0x0013 .* verdict=drop-no-dlid " /tmp/fl-lid-stale.cap ||
+	_bad="$_bad no REP to the old LID $old dropped on $A"
+! grep -q " sn=$A at=$SRC .* attr=0x0013 .* verdict=delivered " /tmp/fl-lid-stale.cap || _bad="$_bad a REP delivered"
+chk_end faults:lid-change-stale-router /tmp/cm-lid-stale.out /tmp/fl-lid-stale.cap
+echo sweep >$D/ctl
 run lid-changed
 chk_begin
 chk_num cache-flushed $(($(cat "$S/$(dev_of $SRC)/1/counters/cache_flushes") - fl0)) 1
@@ -199,6 +222,7 @@ _req=$(grep " sn=$A .* class=0x07 .* attr=0x0010 .* verdict=routed " /tmp/fl-lid
 chk_num req-slid "$(capf "$_req" slid)" "$new"
 chk_end faults:lid-change-new-lid-used /tmp/cm-lid-changed.out /tmp/fl-lid-changed.cap
 echo "lid $SRC $old" >$D/ctl
+echo sweep >$D/ctl
 
 # ---- a P_Key is removed from the active port --------------------------------------
 # a1 leaves its second partition (index 1, the topology's pkey2, becomes
