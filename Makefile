@@ -67,7 +67,8 @@ check-vm: deps modules simfab tools librdmacm
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.
-simfab: build/simfab/opensm-pr.txt
+simfab: build/simfab/opensm-pr.txt build/simfab/opensm-pr-routed-A.txt \
+	build/simfab/opensm-pr-routed-B.txt
 	tests/simfab/build
 	$(MAKE) -C tests/simfab/client O=$(CURDIR)/build/simfab
 
@@ -77,6 +78,17 @@ FIDELITY_DEPS := tests/simfab/topology/default.topo tests/simfab/fidelity/run \
 	tests/simfab/fidelity/normalize.awk
 build/simfab/opensm-pr.txt: $(FIDELITY_DEPS)
 	tests/simfab/fidelity/run
+# The same for each subnet of the routed topology, with its routers and
+# prefix routes (off-subnet DGIDs). One ibsim at a time (they share the
+# simulator's socket and the work directory): the order-only prerequisites
+# keep make -j from running two.
+FIDELITY_ROUTED := tests/simfab/fidelity/run -t tests/simfab/topology/routed.topo
+build/simfab/opensm-pr-routed-A.txt: tests/simfab/topology/routed.topo $(FIDELITY_DEPS) \
+		| build/simfab/opensm-pr.txt
+	$(FIDELITY_ROUTED) -s A -o $@
+build/simfab/opensm-pr-routed-B.txt: tests/simfab/topology/routed.topo $(FIDELITY_DEPS) \
+		| build/simfab/opensm-pr-routed-A.txt
+	$(FIDELITY_ROUTED) -s B -o $@
 
 # ib-routed-verify and ib-routed-info (userspace/tools), ib-remote-sa-query
 # (userspace/remote-sa) and ib-routed-ipresolved (userspace/ip-resolver)
