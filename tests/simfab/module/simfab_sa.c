@@ -282,6 +282,18 @@ static struct sf_port *pr_rport(struct sf_router *r, int subnet)
  * last sweep: sa_down) is ERR_REQ_INVALID_GID; a router that went down
  * since is still named (the SM has not seen it yet).
  */
+/*
+ * router_choice=opensm: a router port the SM knows: its router up as of the
+ * last sweep, and the port on the SM's side of a partitioned subnet (seen
+ * at once, as hosts' ports are: sf_port_absent).
+ */
+static bool sa_router_known(const struct sf_port *p)
+{
+	const struct sf_port *sm = sf_fab.subnets[p->subnet].sm;
+
+	return !p->rtr->sa_down && (!sm || sm->side == p->side);
+}
+
 static struct sf_port *pr_router_opensm(struct pr_query *q,
 					const struct sf_route *rt)
 {
@@ -293,11 +305,11 @@ static struct sf_port *pr_router_opensm(struct pr_query *q,
 		struct sf_router *r = &sf_fab.routers[rt->via[0]];
 
 		p = pr_rport(r, subnet);
-		return p && !r->sa_down ? p : NULL;
+		return p && sa_router_known(p) ? p : NULL;
 	}
 	for (i = 0; i < sf_fab.nrouters; i++) {
 		p = pr_rport(&sf_fab.routers[i], subnet);
-		if (p && !sf_fab.routers[i].sa_down &&
+		if (p && sa_router_known(p) &&
 		    (!best || p->guid < best->guid))
 			best = p;
 	}
@@ -463,11 +475,12 @@ static bool pr_pair(const struct pr_query *q, struct sf_port *sp,
 }
 
 /* A port the SA does not know: router_choice=opensm sees a router's
- * ports as of the last sweep (sa_down), hosts' and first-present's now.
+ * down/up as of the last sweep (sa_router_known), hosts' and
+ * first-present's now.
  */
 static bool sa_absent(const struct sf_port *p)
 {
-	return sf_rc_opensm && p->rtr ? p->rtr->sa_down : sf_port_absent(p);
+	return sf_rc_opensm && p->rtr ? !sa_router_known(p) : sf_port_absent(p);
 }
 
 /* Every port of the subnet the SM sees, in port GUID order. */

@@ -15,6 +15,8 @@
 # osm:star-down-sweep     after a sweep: r2, the lowest GUID the SM knows
 # osm:star-up-no-sweep    r1 up, no sweep: still r2
 # osm:star-up-sweep       after a sweep: r1 again
+# osm:star-partition      r1's port on A cut off from A's SM (ctl
+#                         partition): r2, at once (as a host's port)
 # osm:named               B's route to A names r2: r2
 # osm:named-down-no-sweep r2 down, no sweep: still r2
 # osm:named-down-sweep    after a sweep: ERR_REQ_INVALID_GID, not r1 (the
@@ -101,6 +103,10 @@ via star-up-no-sweep r2 "$A"
 echo sweep >$D/ctl
 resolve star-up-sweep a1/1 b1/1 7305
 via star-up-sweep r1 "$A"
+echo "partition $A r1/1" >$D/ctl
+resolve star-partition a1/1 b1/1 7306
+via star-partition r2 "$A"
+echo "heal $A" >$D/ctl
 
 # B's route to A names r2; a "*" line (r1) follows it.
 resolve named b1/1 a1/1 7311
