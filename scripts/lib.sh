@@ -48,23 +48,30 @@ ibr_unsupported_msg() {
 
 # The kernel to build for when none is named: $KVER, else the running
 # kernel if its headers are installed, else the newest installed kernel
-# with headers whose series is supported. $1 = table.
+# with headers of the first series in the table that has one (the table's
+# order: its first line is the series the checks are made for, so a build
+# host with headers of several series tests that one unless told). $1 =
+# table; $IBR_MODULES_DIR (default /lib/modules) for tests/unit/default-kver.
 ibr_default_kver() {
 	if [ -n "${KVER:-}" ]; then
 		printf '%s\n' "$KVER"
 		return
 	fi
+	_m=${IBR_MODULES_DIR:-/lib/modules}
 	_r=$(uname -r)
-	if [ -d "/lib/modules/$_r/build" ]; then
+	if [ -d "$_m/$_r/build" ]; then
 		printf '%s\n' "$_r"
 		return
 	fi
-	for _d in $(find /lib/modules -mindepth 2 -maxdepth 2 -name build 2>/dev/null | sort -rV); do
-		_k=$(basename "$(dirname "$_d")")
-		if [ -n "$(ibr_series_line "$(ibr_series_of_kver "$_k")" "$1")" ]; then
-			printf '%s\n' "$_k"
-			return
-		fi
+	_ks=$(find "$_m" -mindepth 2 -maxdepth 2 -name build 2>/dev/null | sort -rV)
+	for _s in $(ibr_supported_series "$1"); do
+		for _d in $_ks; do
+			_k=$(basename "$(dirname "$_d")")
+			if [ "$(ibr_series_of_kver "$_k")" = "$_s" ]; then
+				printf '%s\n' "$_k"
+				return
+			fi
+		done
 	done
 	return 1
 }
