@@ -2372,8 +2372,8 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 		seq_printf(m, " dev=%s devport=%u node_guid=0x%016llx",
 			   dev_name(&port->dev->ibdev.dev), port->num,
 			   be64_to_cpu(port->dev->ibdev.node_guid));
-	seq_printf(m, " state=%s router_lid=%u\n",
-		   port->down ? "down" : "active", port->router_lid);
+	seq_printf(m, " router_lid=%u state=%s\n", port->router_lid,
+		   port->down ? "down" : "active");
 	vl = sf_port_vlcfg(port);
 	seq_printf(m, "vl port %s/%u vls=%u sl2vl=", sf_port_owner(port),
 		   port->hnum, vl->vls);
