@@ -136,6 +136,7 @@ struct sf_router {
 	struct sf_port port[SF_MAX_RPORTS];
 	u8 slmap[16];		/* ingress SL -> egress SL */
 	u16 pkey2;
+	bool dlid_gid;		/* dlid=gid: DLID = DGID[15:0] (NVIDIA) */
 	bool down;
 	bool sa_down;		/* the SAs' view: down as of the last sweep */
 	u64 forwarded;
@@ -420,10 +421,19 @@ struct sf_port *sf_port_by_guid(int subnet, u64 guid);
  */
 extern unsigned int sf_gids;
 #define SF_ALIAS_BIT	BIT_ULL(48)	/* 0x5346... -> 0x5347... */
+/*
+ * alias=lid: the alias GUID is {0, LID} instead, as the SM allocates it
+ * for hosts behind NVIDIA SB7780/SB7880 routers ("alias GID = {subnet
+ * prefix, reserved[63:16] 0, LID[15:0]}", MLNX-OS user manual, "IB
+ * Router"), which take the next subnet's DLID from those 16 bits.
+ */
+extern bool sf_alias_lid;
 
 static inline u64 sf_port_iid(const struct sf_port *port, unsigned int index)
 {
-	return index ? port->guid ^ SF_ALIAS_BIT : port->guid;
+	if (!index)
+		return port->guid;
+	return sf_alias_lid ? port->lid : port->guid ^ SF_ALIAS_BIT;
 }
 
 bool sf_port_owns_iid(const struct sf_port *port, u64 iid);

@@ -34,6 +34,11 @@ unsigned int sf_gids = 1;
 module_param_named(gids, sf_gids, uint, 0444);
 MODULE_PARM_DESC(gids, "GIDs per port: 1, or 2 for an alias GUID at GID index 1 (GUIDInfo, IBA 14.2.5.13)");
 
+static char *alias = "guid";
+module_param(alias, charp, 0444);
+MODULE_PARM_DESC(alias, "the alias GUID of GID index 1 (gids=2): guid (the port GUID with bit 48 flipped) or lid ({0, LID}, for NVIDIA routers' dlid=gid): tests/simfab/README.md");
+bool sf_alias_lid;
+
 static char *router_choice = "opensm";
 module_param(router_choice, charp, 0444);
 MODULE_PARM_DESC(router_choice, "opensm (default; OpenSM find_router: first matching route, its one router as of the last sweep) or first-present (NOT OpenSM: the first present router of via=, at once): tests/simfab/README.md");
@@ -457,6 +462,11 @@ static int sf_parse_router_kv(struct sf_router *r, const char *key, char *val)
 
 	if (!strcmp(key, "slmap"))
 		return sf_parse_slmap(r, val);
+	if (!strcmp(key, "dlid") && (!strcmp(val, "table") ||
+				     !strcmp(val, "gid"))) {
+		r->dlid_gid = !strcmp(val, "gid");
+		return 0;
+	}
 	if (!strcmp(key, "pkey2") && !kstrtouint(val, 0, &v) && v <= 0xffff &&
 	    (v & 0x7fff)) {
 		r->pkey2 = v;
@@ -1732,6 +1742,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	struct ib_grh *g = (struct ib_grh *)pkt->grh;
 	struct sf_port *out = NULL, *dst;
 	const char *why;
+	u16 dlid;
 	u8 sl;
 	u64 prefix;
 	int i;
@@ -1762,10 +1773,18 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 		return sf_rdrop(r, "drop-mtu");
 	if (!sf_port_has_pkey(out, pkt->pkey))
 		return sf_rdrop(r, "drop-pkey-out");
-	dst = sf_port_by_guid(out->subnet,
-			      be64_to_cpu(g->dgid.global.interface_id));
-	if (!dst)
-		return sf_rdrop(r, "drop-no-dgid");
+	if (r->dlid_gid) {
+		/* NVIDIA SB7780/SB7880: no table, the DLID is the DGID's
+		 * low 16 bits (the LID of an SM-assigned alias GID).
+		 */
+		dlid = be64_to_cpu(g->dgid.global.interface_id) & 0xffff;
+	} else {
+		dst = sf_port_by_guid(out->subnet,
+				      be64_to_cpu(g->dgid.global.interface_id));
+		if (!dst)
+			return sf_rdrop(r, "drop-no-dgid");
+		dlid = dst->router_lid;
+	}
 	/* The egress SL (its SL map) on the egress port's VLs */
 	sl = r->slmap[pkt->sl & 15];
 	why = sf_vl_drop(out, sl);
@@ -1778,7 +1797,7 @@ static const char *sf_route(struct sf_pkt *pkt, struct sf_port *in)
 	pkt->subnet = out->subnet;
 	pkt->src = out;
 	pkt->slid = out->lid;
-	pkt->dlid = dst->router_lid;
+	pkt->dlid = dlid;
 	pkt->sl = sl;
 	pkt->at = NULL;
 	if (pkt->dqpn == 1)
@@ -2444,7 +2463,8 @@ static int sf_topology_show(struct seq_file *m, void *v)
 			any = true;
 		}
 		/* sa=: the SMs' view (rtr_guid_tbl) as of the last sweep */
-		seq_printf(m, "%s state=%s sa=%s\n", any ? "" : "-",
+		seq_printf(m, "%s dlid=%s state=%s sa=%s\n", any ? "" : "-",
+			   r->dlid_gid ? "gid" : "table",
 			   r->down ? "down" : "up", r->sa_down ? "down" : "up");
 		for (p = 0; p < r->nports; p++)
 			sf_topology_port(m, &r->port[p]);
@@ -3100,6 +3120,10 @@ static int __init sf_init(void)
 	if (!strcmp(router_choice, "opensm"))
 		sf_rc_opensm = true;
 	else if (strcmp(router_choice, "first-present"))
+		return -EINVAL;
+	if (!strcmp(alias, "lid"))
+		sf_alias_lid = true;
+	else if (strcmp(alias, "guid"))
 		return -EINVAL;
 	ret = sf_parse_topology();
 	if (ret)
