@@ -89,20 +89,30 @@ invalid() {
 if [ $(($(rguid r1 "$A"))) -ge $(($(rguid r2 "$A"))) ]; then
 	t_fail $T:star-topology "r1's GUID on $A is not below r2's"
 fi
+# cycle NAME R SRC DST PORT SUBNET WANT x4: R down, a sweep, R up, a
+# sweep; after each step SRC -> DST is resolved (ports PORT+1 ...) and
+# checked as NAME-STEP: WANT is the router the path goes to on SUBNET, or
+# "invalid" (ERR_REQ_INVALID_GID).
+cycle() {
+	_n=$1 _r=$2 _s=$3 _d=$4 _p=$5 _sub=$6
+	shift 6
+	for _step in "down-no-sweep:router $_r down" "down-sweep:sweep" \
+		"up-no-sweep:router $_r up" "up-sweep:sweep"; do
+		echo "${_step#*:}" >$D/ctl
+		_p=$((_p + 1))
+		resolve "$_n-${_step%%:*}" "$_s" "$_d" "$_p"
+		if [ "$1" = invalid ]; then
+			invalid "$_n-${_step%%:*}"
+		else
+			via "$_n-${_step%%:*}" "$1" "$_sub"
+		fi
+		shift
+	done
+}
+
 resolve star-lowest-guid a1/1 b1/1 7301
 via star-lowest-guid r1 "$A"
-echo "router r1 down" >$D/ctl
-resolve star-down-no-sweep a1/1 b1/1 7302
-via star-down-no-sweep r1 "$A"
-echo sweep >$D/ctl
-resolve star-down-sweep a1/1 b1/1 7303
-via star-down-sweep r2 "$A"
-echo "router r1 up" >$D/ctl
-resolve star-up-no-sweep a1/1 b1/1 7304
-via star-up-no-sweep r2 "$A"
-echo sweep >$D/ctl
-resolve star-up-sweep a1/1 b1/1 7305
-via star-up-sweep r1 "$A"
+cycle star r1 a1/1 b1/1 7301 "$A" r1 r2 r2 r1
 echo "partition $A r1/1" >$D/ctl
 resolve star-partition a1/1 b1/1 7306
 via star-partition r2 "$A"
@@ -111,18 +121,7 @@ echo "heal $A" >$D/ctl
 # B's route to A names r2; a "*" line (r1) follows it.
 resolve named b1/1 a1/1 7311
 via named r2 "$B"
-echo "router r2 down" >$D/ctl
-resolve named-down-no-sweep b1/1 a1/1 7312
-via named-down-no-sweep r2 "$B"
-echo sweep >$D/ctl
-resolve named-down-sweep b1/1 a1/1 7313
-invalid named-down-sweep
-echo "router r2 up" >$D/ctl
-resolve named-up-no-sweep b1/1 a1/1 7314
-invalid named-up-no-sweep
-echo sweep >$D/ctl
-resolve named-up-sweep b1/1 a1/1 7315
-via named-up-sweep r2 "$B"
+cycle named r2 b1/1 a1/1 7311 "$B" r2 invalid invalid r2
 
 # A list of routers is first-present's syntax; OpenSM's route has one.
 LIST=/tmp/sfo-list.topo
