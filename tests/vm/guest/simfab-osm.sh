@@ -94,17 +94,17 @@ fi
 # checked as NAME-STEP: WANT is the router the path goes to on SUBNET, or
 # "invalid" (ERR_REQ_INVALID_GID).
 cycle() {
-	_n=$1 _r=$2 _s=$3 _d=$4 _p=$5 _sub=$6
+	_cn=$1 _cr=$2 _cs=$3 _cd=$4 _cp=$5 _csub=$6
 	shift 6
-	for _step in "down-no-sweep:router $_r down" "down-sweep:sweep" \
-		"up-no-sweep:router $_r up" "up-sweep:sweep"; do
-		echo "${_step#*:}" >$D/ctl
-		_p=$((_p + 1))
-		resolve "$_n-${_step%%:*}" "$_s" "$_d" "$_p"
+	for _cstep in "down-no-sweep:router $_cr down" "down-sweep:sweep" \
+		"up-no-sweep:router $_cr up" "up-sweep:sweep"; do
+		echo "${_cstep#*:}" >$D/ctl
+		_cp=$((_cp + 1))
+		resolve "$_cn-${_cstep%%:*}" "$_cs" "$_cd" "$_cp"
 		if [ "$1" = invalid ]; then
-			invalid "$_n-${_step%%:*}"
+			invalid "$_cn-${_cstep%%:*}"
 		else
-			via "$_n-${_step%%:*}" "$1" "$_sub"
+			via "$_cn-${_cstep%%:*}" "$1" "$_csub"
 		fi
 		shift
 	done
