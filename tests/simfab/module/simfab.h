@@ -445,6 +445,7 @@ void sf_count(struct sf_port *port, int dir, const u8 *mad, u32 len);
 void sf_capture(const struct sf_pkt *pkt, const char *verdict);
 void sf_port_props(const struct sf_port *port, struct sf_props *props);
 bool sf_port_absent(const struct sf_port *port);
+bool sf_port_cut_off(const struct sf_port *port);
 
 void sf_cq_add(struct sf_cq *cq, const struct ib_wc *wc);
 void sf_build_grh(struct sf_pkt *pkt, struct sf_port *port,

@@ -217,9 +217,15 @@ int sf_port_index(const struct sf_port *port)
  */
 bool sf_port_absent(const struct sf_port *port)
 {
+	return port->down || sf_port_cut_off(port);
+}
+
+/* On the other side of a partitioned subnet than its SM (ctl partition). */
+bool sf_port_cut_off(const struct sf_port *port)
+{
 	const struct sf_port *sm = subnet_of(port)->sm;
 
-	return port->down || (sm && sm->side != port->side);
+	return sm && sm->side != port->side;
 }
 
 /* "[NAME:]PORT" or "NAME/PORT" of a port, for debugfs. */

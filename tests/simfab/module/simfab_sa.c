@@ -274,6 +274,16 @@ static struct sf_port *pr_rport(struct sf_router *r, int subnet)
 }
 
 /*
+ * router_choice=opensm: a router port the SM knows: its router up as of the
+ * last sweep, and the port on the SM's side of a partitioned subnet (seen
+ * at once, as hosts' ports are: sf_port_absent).
+ */
+static bool sa_router_known(const struct sf_port *p)
+{
+	return !p->rtr->sa_down && !sf_port_cut_off(p);
+}
+
+/*
  * router_choice=opensm, OpenSM find_router() (osm_sa_path_record.c), called
  * from pr_rcv_get_end_points(): the first prefix route whose prefix matches
  * (or is "*") decides, and only it; its router GUID is looked up in the
@@ -282,18 +292,6 @@ static struct sf_port *pr_rport(struct sf_router *r, int subnet)
  * last sweep: sa_down) is ERR_REQ_INVALID_GID; a router that went down
  * since is still named (the SM has not seen it yet).
  */
-/*
- * router_choice=opensm: a router port the SM knows: its router up as of the
- * last sweep, and the port on the SM's side of a partitioned subnet (seen
- * at once, as hosts' ports are: sf_port_absent).
- */
-static bool sa_router_known(const struct sf_port *p)
-{
-	const struct sf_port *sm = sf_fab.subnets[p->subnet].sm;
-
-	return !p->rtr->sa_down && (!sm || sm->side == p->side);
-}
-
 static struct sf_port *pr_router_opensm(struct pr_query *q,
 					const struct sf_route *rt)
 {
