@@ -46,6 +46,16 @@ ibr_unsupported_msg() {
 		"$1" "$(ibr_series_of_kver "$1")" "$(ibr_supported_series "$2")"
 }
 
+# The newest kernel of series $1 whose headers are installed (a build
+# directory under $IBR_MODULES_DIR, default /lib/modules); status 1 if none.
+ibr_series_kver() {
+	_k=$(find "${IBR_MODULES_DIR:-/lib/modules}" -mindepth 2 -maxdepth 2 -name build 2>/dev/null |
+		sed 's,/build$,,; s,.*/,,' | sort -rV |
+		awk -v s="$1" 'index($0, s ".") == 1 { print; exit }')
+	[ -n "$_k" ] || return 1
+	printf '%s\n' "$_k"
+}
+
 # The kernel to build for when none is named: $KVER, else the running
 # kernel if its headers are installed, else the newest installed kernel
 # with headers of the first series in the table that has one (the table's
@@ -63,15 +73,10 @@ ibr_default_kver() {
 		printf '%s\n' "$_r"
 		return
 	fi
-	_ks=$(find "$_m" -mindepth 2 -maxdepth 2 -name build 2>/dev/null | sort -rV)
 	for _s in $(ibr_supported_series "$1"); do
-		for _d in $_ks; do
-			_k=$(basename "$(dirname "$_d")")
-			if [ "$(ibr_series_of_kver "$_k")" = "$_s" ]; then
-				printf '%s\n' "$_k"
-				return
-			fi
-		done
+		if ibr_series_kver "$_s"; then
+			return
+		fi
 	done
 	return 1
 }
