@@ -33,9 +33,11 @@ modules:
 deps:
 	scripts/install-deps
 
-# The test command (README, .ci/run): every tier, one totals line at the end.
+# The test command (README, .ci/run): every tier on the default series (the
+# first of kernel-patches/series.conf), then each other series' own set
+# (tests/run's "series"), one totals line at the end.
 check: deps modules simfab tools librdmacm
-	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-stock
+	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-stock series
 
 check-lint:
 	tests/run lint
