@@ -111,6 +111,23 @@ repo_dnf() {
 		repoquery --qf '%{name}-%{version}-%{release}.%{arch}'
 }
 
+# repo_sources_complete TREE SOURCE...: the Sources index of TREE lists
+# each SOURCE in pool/main/<letter>/SOURCE with all of its files there;
+# sets $why otherwise.
+repo_sources_complete() {
+	local tree=$1 src dir f idx=$1/dists/bookworm/main/source/Sources
+	shift
+	why=
+	[ -f "$idx" ] || { why="no $idx"; return 1; }
+	for src in "$@"; do
+		dir=$(awk -v p="$src" '/^Package:/ { cur = $2 } /^Directory:/ && cur == p { print $2; exit }' "$idx")
+		[ "$dir" = "pool/main/${src:0:1}/$src" ] || { why="$src: Directory '${dir:-none}' in Sources"; return 1; }
+		for f in $(awk -v p="$src" '/^Package:/ { cur = $2; next } /^[^ ]/ { inf = ($1 == "Files:") } inf && / / && cur == p { print $3 }' "$idx"); do
+			[ -f "$tree/$dir/$f" ] || { why="$src: $dir/$f is missing"; return 1; }
+		done
+	done
+}
+
 case_repo() {
 	repo_build pkg-repo-build || { repo_serve_stop; return 1; }
 	enter
@@ -133,6 +150,9 @@ case_repo() {
 		t_fail pkg-repo-apt-install "apt-get install from the repository failed ($rc) or apt does not know it from there"
 	fi
 	check_why pkg-repo-installed-modules overlay_installed "$v1"
+	# Both source packages are published, each in its pool directory, with
+	# every file its .dsc names (a site can rebuild them with apt-get source).
+	check_why pkg-repo-sources repo_sources_complete "$repo_dir/deb" ib-routed ib-routed-librdmacm
 	# The same repository with an unrelated key as Signed-By: apt must refuse.
 	cp "$work/repo-other-keyring.gpg" "$merged/usr/share/keyrings/ib-routed-archive-keyring.gpg"
 	rm -rf "$merged/var/lib/apt/lists/"*127.0.0.1*
