@@ -80,3 +80,17 @@ ibr_default_kver() {
 	done
 	return 1
 }
+
+# ibr_snapshot_part VERSION: what a package version (scripts/version, or
+# one given to a package build) adds to the release in VERSION: nothing
+# for the release, ~gitTS.SHA or +gitTS.SHA for a snapshot, +ibrVERSION for
+# a version of another release. The packages ib-routed builds from another
+# upstream (ib-routed-librdmacm) put it after their own revision, so that
+# their snapshots sort as ib-routed's do.
+ibr_snapshot_part() {
+	_rel=$(cat "$(ibr_top)/VERSION")
+	case $1 in
+	"$_rel"*) printf '%s\n' "${1#"$_rel"}" ;;
+	*) printf '+ibr%s\n' "$1" ;;
+	esac
+}
