@@ -113,18 +113,20 @@ repo_dnf() {
 
 # repo_sources_complete TREE SOURCE...: the Sources index of TREE lists
 # each SOURCE in pool/main/<letter>/SOURCE with all of its files there;
-# sets $why otherwise.
+# sets $why (tests/pkg/run's check_why reads it) otherwise.
 repo_sources_complete() {
-	local tree=$1 src dir f idx=$1/dists/bookworm/main/source/Sources
+	local tree=$1 src dir missing idx=$1/dists/bookworm/main/source/Sources
 	shift
 	why=
 	[ -f "$idx" ] || { why="no $idx"; return 1; }
 	for src in "$@"; do
 		dir=$(awk -v p="$src" '/^Package:/ { cur = $2 } /^Directory:/ && cur == p { print $2; exit }' "$idx")
+		# shellcheck disable=SC2034 # read by check_why
 		[ "$dir" = "pool/main/${src:0:1}/$src" ] || { why="$src: Directory '${dir:-none}' in Sources"; return 1; }
-		for f in $(awk -v p="$src" '/^Package:/ { cur = $2; next } /^[^ ]/ { inf = ($1 == "Files:") } inf && / / && cur == p { print $3 }' "$idx"); do
-			[ -f "$tree/$dir/$f" ] || { why="$src: $dir/$f is missing"; return 1; }
-		done
+		missing=$(awk -v p="$src" '/^Package:/ { cur = $2; next } /^[^ ]/ { inf = ($1 == "Files:") } inf && / / && cur == p { print $3 }' "$idx" |
+			while read -r f; do [ -f "$tree/$dir/$f" ] || echo "$f"; done)
+		# shellcheck disable=SC2034 # read by check_why
+		[ -z "$missing" ] || { why="$src: missing in $dir: $(echo "$missing" | paste -sd' ' -)"; return 1; }
 	done
 }
 
