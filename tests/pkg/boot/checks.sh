@@ -4,7 +4,9 @@
 # its own kernel and initramfs (tests/pkg/run boot). Prints result lines
 # (tests/lib/result.sh, at /ibr/result.sh) named boot-PHASE:ITEM.
 #
-# usage: checks.sh installed|removed
+# usage: checks.sh [ROOT-]installed|removed
+#   (ROOT-: the name of another root, trixie-installed for the Debian 13
+#   root: the same checks, results named boot-trixie-installed:ITEM)
 #   installed  ib-routed-dkms and ib-routed-utils installed with apt: the
 #              in-tree stack loaded by path (as an initramfs that carried
 #              in-tree copies would leave it) is swapped for the overlay by
@@ -19,7 +21,7 @@
 # shellcheck source=tests/lib/result.sh
 . /ibr/result.sh
 
-phase=${1:?usage: checks.sh installed|removed}
+phase=${1:?usage: checks.sh [ROOT-]installed|removed}
 KVER=$(uname -r)
 MODDIR=/lib/modules/$KVER
 STACK="ib_cm rdma_cm rdma_ucm"
@@ -122,7 +124,7 @@ else
 	t_fail "$(n rxe)" "could not bring up rxe0: $(rdma link show 2>&1)"
 fi
 
-case $phase in
+case ${phase##*-} in
 installed)
 	# The unit: installed, enabled by the package, its condition holds.
 	if [ -f "$UNIT" ] && [ -L /etc/systemd/system/sysinit.target.wants/ib-routed-reload.service ] && unit_condition; then
