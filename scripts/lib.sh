@@ -94,3 +94,9 @@ ibr_snapshot_part() {
 	*) printf '+ibr%s\n' "$1" ;;
 	esac
 }
+
+# ibr_librdmacm_conf KEY: a value of userspace/librdmacm/source.conf (the
+# rdma-core release the librdmacm series is for: version, tarball, sha256...).
+ibr_librdmacm_conf() {
+	awk -v k="$1" '!/^[[:space:]]*(#|$)/ && $1 == k { print $2; exit }' "$(ibr_top)/userspace/librdmacm/source.conf"
+}
