@@ -40,4 +40,19 @@
 #define SF_CREATE_CQ_UDATA	struct ib_udata
 #endif
 
+/*
+ * "RDMA/core: Introduce a DMAH object and its alloc/free APIs" (6.17):
+ * reg_user_mr gets the DMA handle (TPH) of the registration.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SF_REG_USER_MR_DMAH	struct ib_dmah *dmah,
+#else
+#define SF_REG_USER_MR_DMAH
+#endif
+
+/* 7.x took hex2bin() and friends out of kernel.h into linux/hex.h. */
+#if __has_include(<linux/hex.h>)
+#include <linux/hex.h>
+#endif
+
 #endif

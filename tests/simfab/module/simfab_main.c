@@ -21,6 +21,7 @@
 #include <rdma/ib_mad.h>
 
 #include "simfab.h"
+#include "simfab_compat.h"
 
 static char *topology =
 	"subnet prefix=0xfe80000000000000 lmc=1 sm=h1:1;"
@@ -944,7 +945,8 @@ static struct ib_mr *sf_get_dma_mr(struct ib_pd *pd, int acc)
 }
 
 static struct ib_mr *sf_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-				    u64 virt, int acc, struct ib_udata *udata)
+				    u64 virt, int acc, SF_REG_USER_MR_DMAH
+				    struct ib_udata *udata)
 {
 	/* Present only so ib_core counts us as a kernel verbs provider. */
 	return ERR_PTR(-EOPNOTSUPP);
@@ -2919,6 +2921,28 @@ int simfab_ctl(const char *cmd)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(simfab_ctl);
+
+/*
+ * A registered simfab device by name, with a reference (ib_device_put()),
+ * for the test drivers: ib_device_get_by_name() is not exported since 7.x.
+ * The devices live from module init to exit, and a test driver holds a
+ * reference to this module while it runs.
+ */
+struct ib_device *simfab_device_get(const char *name)
+{
+	int i;
+
+	for (i = 0; i < sf_fab.ndevs; i++) {
+		struct sf_dev *d = sf_fab.devs[i];
+
+		if (d && d->registered &&
+		    !strcmp(dev_name(&d->ibdev.dev), name) &&
+		    ib_device_try_get(&d->ibdev))
+			return &d->ibdev;
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(simfab_device_get);
 
 static ssize_t sf_ctl_write(struct file *f, const char __user *ubuf,
 			    size_t len, loff_t *pos)

@@ -303,7 +303,7 @@ static int t_parse_end(const char *spec, struct ib_device **dev, u32 *port)
 		return -EINVAL;
 	memcpy(name, spec, c - spec);
 	name[c - spec] = '\0';
-	*dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	*dev = simfab_device_get(name);
 	return *dev ? 0 : -ENODEV;
 }
 
