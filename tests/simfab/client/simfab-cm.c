@@ -66,6 +66,23 @@ static const char *const ibr_event_names[] = {
 #define SF_OPTION_IB_APM_EVENTS 0x1000
 #define SF_OPTION_IB_ALT_PATH 0x1001
 #define SF_QUERY_IBR_CAPS 0x1000
+/*
+ * 7.x's RDMA_USER_CM_CMD_WRITE_CM_EVENT (24): a program queues an event
+ * (USER or INTERNAL, 7.x refuses any other) on its own id. Not in 6.1's
+ * uapi, so its number and layout are here.
+ */
+#define SF_CMD_WRITE_CM_EVENT 24
+struct sf_write_cm_event {
+	uint32_t id;
+	uint32_t reserved;
+	uint32_t event;
+	uint32_t status;
+	union {
+		struct rdma_ucm_conn_param conn;
+		struct rdma_ucm_ud_param ud;
+		uint64_t arg;
+	} param;
+};
 /* enum ib_event_type / ibv_event_type: IB_EVENT_PATH_MIG */
 #define SF_EVENT_PATH_MIG 6
 #define SF_SIMFAB_CTL "/sys/kernel/debug/simfab/ctl"
@@ -982,6 +999,36 @@ static int query_caps(int s, struct path_set_query_resp *r, size_t len)
 }
 
 /*
+ * write-event EVENT|NUM [status=N] [arg=N]: WRITE_CM_EVENT on the id (7.x):
+ * the kernel queues EVENT for it, to be read back with wait.
+ */
+static void do_write_event(struct args *a)
+{
+	const char *ename = bare(a);
+	struct sf_write_cm_event cmd;
+	int s = target(a), ev;
+	char *end;
+
+	if (!ename)
+		die(2, "write-event needs an event (a name or a number)");
+	ev = event_num(ename);
+	if (ev < 0) {
+		errno = 0;
+		ev = (int)strtol(ename, &end, 0);
+		if (errno || *end || ev < 0)
+			die(2, "write-event: no event '%s'", ename);
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.id = ids[s].kid;
+	cmd.event = (uint32_t)ev;
+	cmd.status = (uint32_t)get_num(a, "status", 0, UINT32_MAX);
+	cmd.param.arg = get_num(a, "arg", 0, UINT64_MAX);
+	check_all_used(a);
+	cmd_result(ucma_cmd(SF_CMD_WRITE_CM_EVENT, &cmd, sizeof(cmd), 0),
+		   "WRITE_CM_EVENT");
+}
+
+/*
  * query-caps [len=N]: RDMA_USER_CM_QUERY_IBR_CAPS on the id with N bytes of
  * room (default the whole structure), printed field by field, then as
  * librdmacm's path_set.c reads it (caps.lib.*).
@@ -1383,6 +1430,7 @@ static void usage(FILE *f)
 "  set-path [len=N]                                RDMA_OPTION_IB_PATH with the paths (N bytes of them)\n"
 "  set-alt-path [len=N]                            RDMA_OPTION_IB_ALT_PATH (LAP) with the paths\n"
 "  query-caps [len=N]                              QUERY IBR_CAPS (N bytes of room)\n"
+"  write-event EVENT|NUM [status=N] [arg=N]        WRITE_CM_EVENT (7.x: USER, INTERNAL)\n"
 "  build-set [from=pending|query] [caps=query|none] the paths become librdmacm's set\n"
 "  listen [backlog=N]\n"
 "  connect qpn=N [qkey= rr= id-depth= flow= retry= rnr-retry= srq= pdata=HEX]\n"
@@ -1432,6 +1480,8 @@ static void run_step(char *s)
 		do_set_alt_path(&a);
 	else if (!strcmp(c, "query-caps"))
 		do_query_caps(&a);
+	else if (!strcmp(c, "write-event"))
+		do_write_event(&a);
 	else if (!strcmp(c, "set-path"))
 		do_set_path(&a);
 	else if (!strcmp(c, "build-set"))

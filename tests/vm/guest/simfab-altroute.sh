@@ -37,6 +37,10 @@
 #                     connect 3 s later (the discovery has ended): the
 #                     REQ carries the alternate, QUERY_PATH reports it
 #                     as record 1.
+# altroute:ucma-upstream-events  7.x's USER and INTERNAL events (queued
+#                     with WRITE_CM_EVENT) on an id with the APM events
+#                     keep their numbers; ib-routed's cannot be queued;
+#                     6.x refuses the command.
 #
 # Skips without simfab.ko, simfab_rc_test.ko, simfab-cm or ib_remote_sa.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -408,6 +412,39 @@ else
 	chk req-alt-remote-gid "$(mad "$m" 140 16)" "$(port_gidhex $AR)"
 fi
 chk_end altroute:ucma-query-path-and-req $o $o.err
+
+# ---- upstream's events and ib-routed's apart, on the wire (issue 23) ---------------
+# 7.x takes events 16-19 (ADDRINFO_*, USER, INTERNAL) and lets a program
+# queue USER and INTERNAL on its own id (WRITE_CM_EVENT, command 24): on
+# an id that opted in to the APM events they come back with their own
+# numbers (0x12, 0x13), never as an APM event, and ib-routed's numbers
+# (0x1000-0x1002) cannot be queued from userspace. 6.x has no such
+# command: it is refused (EINVAL), whatever the series adds.
+o=/tmp/ar-events.out
+set -- 'timeout 5000' 'id cli ps=ib' 'set-option apm-events=1' "bind gid=$(port_gid a3/1)"
+case $(uname -r) in
+[0-6].*) set -- "$@" '!write-event USER' ;;
+*) set -- "$@" 'write-event USER status=5 arg=0x1234' 'wait USER id=cli status=5' \
+	'write-event INTERNAL' 'wait INTERNAL id=cli' \
+	'!write-event 0x1000' '!write-event PATH_MIGRATED' \
+	'none ALT_PATH_LOADED id=cli timeout=300' ;;
+esac
+timeout 30 "$CM" "$@" >$o 2>$o.err
+rc=$?
+chk_begin
+chk_num simfab-cm "$rc" 0
+case $(uname -r) in
+[0-6].*)
+	chk_num refused "$(grep -c '^expected-failure WRITE_CM_EVENT errno=22 ' $o)" 1 ;;
+*)
+	chk_num user "$(grep -c '^event USER id=cli status=5$' $o)" 1
+	chk_num internal "$(grep -c '^event INTERNAL id=cli status=0$' $o)" 1
+	chk_num user-number "$(grep -c '^event\.num=0x0012$' $o)" 1
+	chk_num internal-number "$(grep -c '^event\.num=0x0013$' $o)" 1
+	chk_num no-apm-event "$(grep -c '^event \(ALT_PATH\|PATH_MIGRATED\)' $o)" 0
+	chk_num apm-numbers-refused "$(grep -c '^expected-failure WRITE_CM_EVENT errno=22 ' $o)" 2 ;;
+esac
+chk_end altroute:ucma-upstream-events $o $o.err
 
 echo "$TTL0" >$TTLP
 param alt_path "$ALT0"
