@@ -50,8 +50,11 @@
 #define SF_REG_USER_MR_DMAH
 #endif
 
-/* 7.x took hex2bin() and friends out of kernel.h into linux/hex.h. */
-#if __has_include(<linux/hex.h>)
+/*
+ * hex2bin() is declared in linux/hex.h (there in 6.12, not in 6.1), which
+ * 7.x's kernel.h no longer includes.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #include <linux/hex.h>
 #endif
 
