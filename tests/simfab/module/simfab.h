@@ -454,7 +454,6 @@ bool sf_pkey_match(u16 a, u16 b);
 bool sf_scatter(struct sf_rwqe *w, const u8 *src, u32 len, u32 skip);
 void sf_xmit(struct sf_pkt *pkt);
 int simfab_ctl(const char *cmd);
-struct ib_device *simfab_device_get(const char *name);
 
 /* simfab_rc.c */
 int sf_rc_create(struct sf_qp *qp, struct ib_qp_init_attr *init);

@@ -2922,28 +2922,6 @@ int simfab_ctl(const char *cmd)
 }
 EXPORT_SYMBOL_GPL(simfab_ctl);
 
-/*
- * A registered simfab device by name, with a reference (ib_device_put()),
- * for the test drivers: ib_device_get_by_name() is not exported since 7.x.
- * The devices live from module init to exit, and a test driver holds a
- * reference to this module while it runs.
- */
-struct ib_device *simfab_device_get(const char *name)
-{
-	int i;
-
-	for (i = 0; i < sf_fab.ndevs; i++) {
-		struct sf_dev *d = sf_fab.devs[i];
-
-		if (d && d->registered &&
-		    !strcmp(dev_name(&d->ibdev.dev), name) &&
-		    ib_device_try_get(&d->ibdev))
-			return &d->ibdev;
-	}
-	return NULL;
-}
-EXPORT_SYMBOL_GPL(simfab_device_get);
-
 static ssize_t sf_ctl_write(struct file *f, const char __user *ubuf,
 			    size_t len, loff_t *pos)
 {

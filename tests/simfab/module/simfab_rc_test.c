@@ -32,6 +32,7 @@
 #include <rdma/ib_user_sa.h>	/* IB_PATH_* record flags */
 
 #include "simfab.h"		/* simfab_ctl() */
+#include "simfab_devget.h"
 
 static char *cases = "";
 module_param(cases, charp, 0444);
@@ -303,7 +304,7 @@ static int t_parse_end(const char *spec, struct ib_device **dev, u32 *port)
 		return -EINVAL;
 	memcpy(name, spec, c - spec);
 	name[c - spec] = '\0';
-	*dev = simfab_device_get(name);
+	*dev = sf_device_get_by_name(name);
 	return *dev ? 0 : -ENODEV;
 }
 

@@ -51,7 +51,7 @@
 #include <rdma/ib_remote_sa.h>
 #include <rdma/ib_sa.h>
 
-#include "simfab.h"		/* simfab_device_get() */
+#include "simfab_devget.h"
 #include "simfab_compat.h"
 
 #define RSA_TEST_MAX_FROM	8
@@ -358,7 +358,7 @@ static int rsa_test_parse_from(struct rsa_test_from *f)
 	int n = 0;
 
 	if (!*from) {
-		f[0].ibdev = simfab_device_get(dev);
+		f[0].ibdev = sf_device_get_by_name(dev);
 		f[0].port = port;
 		return f[0].ibdev ? 1 : -ENODEV;
 	}
@@ -371,7 +371,7 @@ static int rsa_test_parse_from(struct rsa_test_from *f)
 		if (!colon || kstrtouint(colon + 1, 0, &port_num))
 			break;
 		*colon = '\0';
-		f[n].ibdev = simfab_device_get(tok);
+		f[n].ibdev = sf_device_get_by_name(tok);
 		if (!f[n].ibdev)
 			break;
 		f[n++].port = port_num;

@@ -35,7 +35,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/rdma_cm.h>
 
-#include "simfab.h"		/* simfab_device_get() */
+#include "simfab_devget.h"
 #include "simfab_compat.h"
 
 static char *cases = "ud,sa";
@@ -101,7 +101,7 @@ static int t_end_init_flags(struct t_end *e, const char *name, u32 port,
 	struct ib_qp_attr a = {};
 	int ret;
 
-	e->dev = simfab_device_get(name);
+	e->dev = sf_device_get_by_name(name);
 	if (!e->dev)
 		return -ENODEV;
 	e->port = port;
@@ -339,7 +339,7 @@ static void t_sa_get(void)
 	int ret;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
-	dev = simfab_device_get("simfab1");
+	dev = sf_device_get_by_name("simfab1");
 	if (!t || !dev) {
 		t_result(false, "sa_get", "no memory or no simfab1");
 		goto out;
