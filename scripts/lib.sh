@@ -100,3 +100,23 @@ ibr_snapshot_part() {
 ibr_librdmacm_conf() {
 	awk -v k="$1" '!/^[[:space:]]*(#|$)/ && $1 == k { print $2; exit }' "$(ibr_top)/userspace/librdmacm/source.conf"
 }
+
+# ibr_mirror_uri [security]: the Debian mirror of this machine's APT
+# sources (its first URIs that are not the security archive's), or with
+# "security" its security mirror; Debian's own when there is none. The
+# roots made for tests and builds of other releases read the same archive.
+ibr_mirror_uri() {
+	if [ "${1:-}" = security ]; then
+		_u=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep security | head -n 1)
+		printf '%s\n' "${_u:-http://deb.debian.org/debian-security}"
+	else
+		_u=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -n 1)
+		printf '%s\n' "${_u:-http://deb.debian.org/debian}"
+	fi
+}
+
+# ibr_is_rooted SERIES: the series is built in a root of the release that
+# ships it, not on this host (scripts/build-root list).
+ibr_is_rooted() {
+	"$(ibr_top)/scripts/build-root" list | grep -qx "$1"
+}
