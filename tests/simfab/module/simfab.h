@@ -40,8 +40,10 @@
 #define SF_MAX_MCG	128	/* multicast groups, all subnets */
 #define SF_MC_QPN	0xffffff	/* IBA 10.5.2: the multicast QPN */
 #define SF_MC_FANOUT	32	/* QPs one multicast packet reaches */
+#define SF_MAX_GUESTS	4	/* kernels sharing one fabric (README "Guests") */
 
 struct sf_dev;
+struct seq_file;
 struct sf_router;
 struct sf_qp;
 
@@ -118,6 +120,7 @@ struct sf_host {
 	int subnet;		/* its (first) port's subnet: props apply there */
 	int psubnet[SF_MAX_PORTS];	/* each port's subnet ("subnets=") */
 	bool iprouter;		/* the guest forwards IP between its ports */
+	u8 guest;		/* the kernel that holds it (1: the fabric's) */
 	struct sf_props props;
 	struct sf_vlcfg vl;	/* its ports on its own subnet */
 	/*
@@ -230,6 +233,7 @@ struct sf_pkt {
 	struct sf_port *at;	/* the port its DLID names, once looked up */
 	int subnet;		/* the subnet it is on now */
 	bool delayed;		/* already held back by a delay fault */
+	struct sf_port *link_dst; /* came over the link for this local port */
 	unsigned long due;	/* jiffies, while held back */
 	struct sf_qp *sqp;	/* NULL for packets the SA originates */
 	u64 wr_id;
@@ -437,6 +441,31 @@ static inline u64 sf_port_iid(const struct sf_port *port, unsigned int index)
 }
 
 bool sf_port_owns_iid(const struct sf_port *port, u64 iid);
+
+/*
+ * Several kernels on one fabric (README "Guests"): module parameter guest
+ * says which of the topology's guests this kernel is; guest 1 runs the
+ * fabric (switches, routers, SAs, faults), the others only their hosts'
+ * CAs, and packets cross between them over the network device `link`.
+ */
+extern unsigned int sf_guest;
+
+static inline bool sf_host_local(const struct sf_host *h)
+{
+	return h->guest == sf_guest;
+}
+
+/* A host's port held by another guest's kernel (no ib_device here). */
+static inline bool sf_port_remote(const struct sf_port *port)
+{
+	return port->dev && !sf_host_local(&sf_fab.hosts[port->dev->host]);
+}
+
+/* simfab_link.c */
+int sf_link_init(const char *topology);
+void sf_link_exit(void);
+const char *sf_link_send(const struct sf_pkt *pkt, const struct sf_port *port);
+void sf_link_counters(struct seq_file *m);
 u32 sf_port_mtu(const struct sf_port *port);
 struct sf_pkt *sf_pkt_alloc(u32 len, gfp_t gfp);
 int sf_rq_push(struct sf_qp *qp, const struct ib_recv_wr *wr);

@@ -45,6 +45,10 @@ module_param(router_choice, charp, 0444);
 MODULE_PARM_DESC(router_choice, "opensm (default; OpenSM find_router: first matching route, its one router as of the last sweep) or first-present (NOT OpenSM: the first present router of via=, at once): tests/simfab/README.md");
 bool sf_rc_opensm;
 
+unsigned int sf_guest = 1;
+module_param_named(guest, sf_guest, uint, 0444);
+MODULE_PARM_DESC(guest, "which of the topology's guests this kernel is (1, the default, runs the fabric): tests/simfab/README.md \"Guests\"");
+
 struct sf_fabric sf_fab;
 DEFINE_SPINLOCK(sf_lock);
 
@@ -433,6 +437,10 @@ static int sf_parse_host_kv(struct sf_host *h, const char *key, char *val)
 		h->iprouter = v;
 		return 0;
 	}
+	if (!strcmp(key, "guest") && v >= 1 && v <= SF_MAX_GUESTS) {
+		h->guest = v;
+		return 0;
+	}
 	if (!strcmp(key, "ports") && v >= 1 && v <= SF_MAX_PORTS)
 		h->nports = v;
 	else if (!strcmp(key, "pkey2") && v <= 0xffff && (v & 0x7fff))
@@ -600,7 +608,8 @@ static int sf_begin_entry(struct sf_entry *en, const char *kind)
 		/* ack_delay 16: what mlx5 reports (README "HCAs"). */
 		*en->h = (struct sf_host){ .nports = 1,
 			.subnet = sf_fab.nsubnets - 1, .props = sn->def,
-			.vl = sn->vl, .pkey2 = 0x8001, .ack_delay = 16 };
+			.vl = sn->vl, .pkey2 = 0x8001, .ack_delay = 16,
+			.guest = 1 };
 		for (i = 0; i < SF_MAX_PORTS; i++)
 			en->h->psubnet[i] = en->h->subnet;
 		return 0;
@@ -1972,6 +1981,16 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 	u16 bits;
 	int pi;
 
+	/* README "Guests": the fabric's delivery to a port of this guest. */
+	if (pkt->link_dst) {
+		dst = sf_port_by_lid(pkt->subnet, pkt->dlid, &bits);
+		if (dst != pkt->link_dst)
+			return "drop-no-dlid";
+		goto deliver;
+	}
+	/* A CA port of a guest that does not run the fabric: to guest 1. */
+	if (sf_guest != 1)
+		return pkt->src ? sf_link_send(pkt, pkt->src) : "drop-no-src";
 	if (pkt->dlid >= SF_MC_LID_BASE && pkt->dlid != 0xffff)
 		return sf_mc_rx(pkt, delay_ms);
 	dst = sf_port_by_lid(pkt->subnet, pkt->dlid, &bits);
@@ -2020,6 +2039,10 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 		sf_sa_recv(pkt);
 		return NULL;
 	}
+	/* The receiving CA is another guest's: it checks from here on. */
+	if (sf_port_remote(dst))
+		return sf_link_send(pkt, dst);
+deliver:
 	/* IBA 10.9.3: the P_Key must be in the receiving port's table. */
 	for (pi = 0; pi < SF_PKEYS; pi++)
 		if (sf_pkey_match(pkt->pkey, dst->pkeys[pi]))
@@ -2380,6 +2403,7 @@ static int sf_counters_show(struct seq_file *m, void *v)
 			   f->mangle ? "mangle" : f->delay ? "delay" : "drop",
 			   f->hits, f->used);
 	}
+	sf_link_counters(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sf_counters);
@@ -2397,7 +2421,8 @@ static void sf_topology_port(struct seq_file *m, const struct sf_port *port)
 	/* A host's port: its ib_device, the port number there, NodeGUID. */
 	if (port->dev)
 		seq_printf(m, " dev=%s devport=%u node_guid=0x%016llx",
-			   dev_name(&port->dev->ibdev.dev), port->num,
+			   port->dev->registered ?
+			   dev_name(&port->dev->ibdev.dev) : "-", port->num,
 			   be64_to_cpu(port->dev->ibdev.node_guid));
 	seq_printf(m, " router_lid=%u state=%s\n", port->router_lid,
 		   port->down ? "down" : "active");
@@ -2447,13 +2472,13 @@ static int sf_topology_show(struct seq_file *m, void *v)
 		struct sf_dev *d = hh->ndevs ? hh->devs[0] : NULL;
 
 		/* dev= the first device (a one-device host's only one). */
-		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x hca=%s devs=%d ack_delay=%u sysimage=0x%016llx dev=%s%s\n",
+		seq_printf(m, "host %s subnet=%s ports=%d sl=%u mtu=%u rate=%u life=%u pkey2=0x%04x hca=%s devs=%d ack_delay=%u sysimage=0x%016llx guest=%u dev=%s%s\n",
 			   hh->name, sf_fab.subnets[hh->subnet].name,
 			   hh->nports, hh->props.sl, hh->props.mtu,
 			   hh->props.rate, hh->props.life, hh->pkey2,
 			   hh->hca == SF_HCA_MLX5 ? "mlx5" : "mlx4", hh->ndevs,
-			   hh->ack_delay, sf_host_sysimage(hh),
-			   d ? dev_name(&d->ibdev.dev) : "-",
+			   hh->ack_delay, sf_host_sysimage(hh), hh->guest,
+			   d && d->registered ? dev_name(&d->ibdev.dev) : "-",
 			   hh->iprouter ? " iprouter=1" : "");
 		for (p = 0; d && p < hh->nports; p++)
 			sf_topology_port(m, hh->port[p]);
@@ -2994,7 +3019,9 @@ static void sf_port_event(struct sf_dev *d, u32 port, enum ib_event_type t)
 		.element.port_num = port,
 	};
 
-	ib_dispatch_event(&ev);
+	/* Another guest's device is not registered here. */
+	if (d->registered)
+		ib_dispatch_event(&ev);
 }
 
 /*
@@ -3125,6 +3152,8 @@ static int __init sf_init(void)
 {
 	int h, p, ret;
 
+	if (!sf_guest || sf_guest > SF_MAX_GUESTS)
+		return -EINVAL;
 	if (!strcmp(router_choice, "opensm"))
 		sf_rc_opensm = true;
 	else if (strcmp(router_choice, "first-present"))
@@ -3149,9 +3178,14 @@ static int __init sf_init(void)
 	}
 	sf_build_subnets();
 	sf_sa_mcast_init();
+	ret = sf_link_init(topology);
+	if (ret)
+		goto fail;
 	for (h = 0; h < sf_fab.ndevs; h++) {
 		struct sf_dev *d = sf_fab.devs[h];
 
+		if (!sf_host_local(&sf_fab.hosts[d->host]))
+			continue;
 		ret = ib_register_device(&d->ibdev, "simfab%d", NULL);
 		if (ret)
 			goto fail;
@@ -3178,6 +3212,7 @@ static int __init sf_init(void)
 		sf_fab.nhosts, sf_fab.nrouters);
 	return 0;
 fail:
+	sf_link_exit();
 	sf_remove_all();
 	cancel_delayed_work_sync(&sf_dwork);
 	destroy_workqueue(sf_wq);
@@ -3189,6 +3224,8 @@ fail:
 static void __exit sf_exit(void)
 {
 	debugfs_remove_recursive(sf_debugfs);
+	/* No frame from another guest after this (dev_remove_pack waits). */
+	sf_link_exit();
 	sf_remove_all();
 	cancel_delayed_work_sync(&sf_dwork);
 	destroy_workqueue(sf_wq);
