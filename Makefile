@@ -37,7 +37,7 @@ deps:
 # first of kernel-patches/series.conf), then each other series' own set
 # (tests/run's "series"), one totals line at the end.
 check: deps modules simfab tools librdmacm
-	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-stock series
+	tests/run lint unit fuzz build pkg vm-rxe vm-simfab vm-lockdown vm-stock vm-mixed series
 
 check-lint:
 	tests/run lint
@@ -65,7 +65,7 @@ check-pkg: deps
 	tests/run pkg
 
 check-vm: deps modules simfab tools librdmacm
-	tests/run vm-rxe vm-simfab vm-lockdown vm-stock
+	tests/run vm-rxe vm-simfab vm-lockdown vm-stock vm-mixed
 
 # simfab, the test-only simulated IB fabric (tests/simfab/), and its raw
 # rdma_cm client: the vm tier puts them into the guest image when built.

@@ -251,3 +251,23 @@ rping_check() {
 	done
 	return 0
 }
+
+# ---- the peer guest (mixed tier; tests/simfab/README.md "Guests") -----------
+# peer CMD...: run CMD (shell commands, any number of lines) in the peer guest through
+# its agent (lib/peer-agent); prints its output, returns its exit status
+# (255 when the peer does not answer). The peer runs the distribution's own
+# RDMA stack; the link is 10.77.0.1 (here) to 10.77.0.2 (the peer).
+PEER_IP=10.77.0.2
+peer() {
+	# One line on the wire whatever CMD holds: base64 (the agent decodes).
+	_pout=$(printf '%s' "$*" | base64 -w 0 | { cat; echo; } | nc -w 10 $PEER_IP 7000 2>/dev/null)
+	_prc=$(printf '%s\n' "$_pout" | sed -n 's/^# peer-rc=\([0-9]*\)$/\1/p' | tail -n 1)
+	printf '%s\n' "$_pout" | grep -v '^# peer-rc=[0-9]*$'
+	return "${_prc:-255}"
+}
+
+# peer_wait SECONDS: until the peer's agent answers (it boots next to this
+# guest); fails when SECONDS pass first.
+peer_wait() {
+	wait_for "$1" peer true
+}

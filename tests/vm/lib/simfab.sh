@@ -343,3 +343,38 @@ sf_rc_diag() {
 sf_rc_pkts() {
 	grep ' rc op=' "$1-$2.cap" | grep -E -- "$3"
 }
+
+# routed_players: the names a test of a1 (subnet A) -> b1 (subnet B) on
+# routed.topo computes from $TOPO: the subnets and prefixes (A B PA PB),
+# the ports and LIDs (AP BP ALID BLID), the routers each SA picks (RA for
+# A -> B, RB for B -> A) and their ports (RA_A RA_B RB_A RB_B, LIDs
+# RA_ALID RA_BLID RB_ALID RB_BLID), the forward half a1 -> RA's port by
+# A's SA (SL_F MTU_F RATE_F LIFE_F), the return half b1 -> RB's port by
+# B's SA (SL_R MTU_R RATE_R LIFE_R), end to end (MTU_E RATE_E LIFE_E,
+# docs/routed-cm.md), and the SLs the routers' maps give a packet of the
+# forward SL on B (SL_IN_B) and of the return SL on A (SL_IN_A).
+# shellcheck disable=SC2034 # set for the sourcing test
+routed_players() {
+	A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
+	PA=$(topo_subnet "$A" prefix) PB=$(topo_subnet "$B" prefix)
+	AP=a1/1 BP=b1/1
+	ALID=$(topo_port $AP lid) BLID=$(topo_port $BP lid)
+	RA=$(route_via "$A" "$PB")
+	RB=$(route_via "$B" "$PA")
+	RA_A=$(rport "$RA" "$A") RA_B=$(rport "$RA" "$B")
+	RB_A=$(rport "$RB" "$A") RB_B=$(rport "$RB" "$B")
+	RA_ALID=$(topo_port "$RA_A" lid) RA_BLID=$(topo_port "$RA_B" lid)
+	RB_ALID=$(topo_port "$RB_A" lid) RB_BLID=$(topo_port "$RB_B" lid)
+	SL_F=$(max "$(prop $AP sl)" "$(prop "$RA_A" sl)")
+	MTU_F=$(min "$(prop $AP mtu)" "$(prop "$RA_A" mtu)")
+	RATE_F=$(min "$(prop $AP rate)" "$(prop "$RA_A" rate)")
+	LIFE_F=$(max "$(prop $AP life)" "$(prop "$RA_A" life)")
+	SL_R=$(max "$(prop $BP sl)" "$(prop "$RB_B" sl)")
+	MTU_R=$(min "$(prop $BP mtu)" "$(prop "$RB_B" mtu)")
+	RATE_R=$(min "$(prop $BP rate)" "$(prop "$RB_B" rate)")
+	LIFE_R=$(max "$(prop $BP life)" "$(prop "$RB_B" life)")
+	MTU_E=$(min "$MTU_F" "$MTU_R") RATE_E=$(min "$RATE_F" "$RATE_R")
+	LIFE_E=$(min 63 $(($(max "$LIFE_F" "$LIFE_R") + 1)))
+	SL_IN_B=$(slmap "$RA" "$SL_F")
+	SL_IN_A=$(slmap "$RB" "$SL_R")
+}
