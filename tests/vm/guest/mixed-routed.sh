@@ -20,6 +20,8 @@
 # mixed:nosvc-*       a1 -> b1 with no service anywhere: the Get reaches the
 #                     stock kernel, whose ib_mad answers UNSUPPORTED at once,
 #                     and rdma_cm falls back to the forward record; traffic
+# mixed:lap-*         a1 offers the stock b1 an alternate (LAP): only ib_cm's
+#                     probe reaches b1, dropped there, b1's connection intact
 # mixed:stock-active-* b1 (stock) -> a1 (overlay): the stock REQ, the
 #                     overlay's passive side; traffic
 # Every connection ends with no rdma_cm id left on either side.
@@ -34,14 +36,9 @@ T=mixed-routed
 CM=/ibr/bin/simfab-cm
 D=/sys/kernel/debug/simfab
 TOPOFILE=/ibr/simfab/topology/routed.topo
-MTOPO=/tmp/mixed.topo
 TOPO=/tmp/mx.topo
 P=/sys/module/rdma_cm/parameters
 S=/sys/kernel/ib_remote_sa
-# b1 belongs to the peer: the same edit of the same file in both guests,
-# so both load one topology (simfab checks: its link header carries the
-# topology's crc32).
-MIXED_SED='s/;host b1 /;host b1 guest=2 /'
 
 if ! has_mod simfab || [ ! -x "$CM" ] || [ ! -f "$TOPOFILE" ] || ! has_mod ib_remote_sa; then
 	t_skip $T "simfab.ko, simfab-cm, ib_remote_sa.ko or $TOPOFILE not in the image (make simfab)"
@@ -60,44 +57,18 @@ else
 fi
 pmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
 
-# The peer's CM modules are the kernel's own: modprobe finds them in
-# kernel/ (not updates/), the loaded ones are not out of tree (no O taint)
-# and carry no version (the overlay's carry its stamp), there is no
-# overlay stamp and no ib_remote_sa in its module tree; this guest's are
-# the overlay's (overlay_check, after the load below).
+# The peer runs the distribution's stack; this guest the overlay's.
 peer 'modprobe rdma_ucm' >/tmp/mx-peer-load.out 2>&1
-# shellcheck disable=SC2016 # expanded in the peer
-peer '. /ibr/lib/guest.sh
-for m in ib_cm rdma_cm rdma_ucm; do
-	p=$(modinfo -n $m)
-	case $p in $MODDIR/kernel/drivers/infiniband/core/*) p=kernel ;; esac
-	echo "$m path=$p taint=$(cat /sys/module/$m/taint)- version=$(cat /sys/module/$m/version 2>/dev/null)-"
-done
-[ -e /ibr/stamp ] && echo stamp=yes
-modprobe -n ib_remote_sa 2>/dev/null && echo rsa=yes
-uname -r' >/tmp/mx-peer-stack.out 2>&1
-# The peer's kernel: tests/vm/run --peer-kver (this one's by default).
-PEER_KVER=$(sed -n 's/.*ibr_peer_kver=\([^ ]*\).*/\1/p' /proc/cmdline)
 chk_begin
-for m in ib_cm rdma_cm rdma_ucm; do
-	l=$(grep "^$m " /tmp/mx-peer-stack.out)
-	chk "$m-in-tree" "$(capf "$l" path) $(capf "$l" taint) $(capf "$l" version)" "kernel - -"
-done
-! grep -q '^stamp=yes' /tmp/mx-peer-stack.out || _bad="$_bad overlay-stamp"
-! grep -q '^rsa=yes' /tmp/mx-peer-stack.out || _bad="$_bad ib_remote_sa-present"
-chk kernel "$(tail -n 1 /tmp/mx-peer-stack.out)" "${PEER_KVER:-$KVER}"
-chk_end peer-in-tree-stack /tmp/mx-peer-load.out /tmp/mx-peer-stack.out
+peer_in_tree
+chk_end peer-in-tree-stack /tmp/mx-peer-load.out /tmp/mixed-peer-stack.out
 
 # ---- simfab in both kernels ----------------------------------------------------------
-sed "$MIXED_SED" $TOPOFILE >$MTOPO
-peer "sed '$MIXED_SED' $TOPOFILE >$MTOPO"
-if sf_load_topo -o " link=eth0" $MTOPO ib_remote_sa rdma_ucm &&
-	peer ". /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; TOPO=$TOPO
-sf_load_topo -o ' guest=2 link=eth0' $MTOPO rdma_ucm" >/tmp/mx-peer-sf.out 2>&1; then
+if mixed_load "ib_remote_sa rdma_ucm" rdma_ucm; then
 	t_pass $T:load
 else
-	t_fail $T:load "simfab with $MTOPO did not load in both guests"
-	diag_file /tmp/mx-peer-sf.out
+	t_fail $T:load "simfab with routed.topo (b1 in the peer) did not load in both guests"
+	diag_file /tmp/mixed-peer-load.out
 	t_summary
 	exit 0
 fi
@@ -276,15 +247,10 @@ dmesg_since \$m | sed -n 's/^\[[^]]*\] //p'" >"/tmp/$1.ktap"
 }
 
 # ---- mixed:svc: a1 -> b1 with the return record from b2 -----------------------------
-CFS=/sys/kernel/config
-mount -t configfs configfs $CFS 2>/dev/null
-MAP=$CFS/ib_remote_sa/services/siteB
 B2P=b2/1
 [ -w $P/remote_sa ] && echo Y >$P/remote_sa
 [ -w $P/remote_sa_required ] && echo N >$P/remote_sa_required
-if mkdir $MAP && topo_subnet "$B" prefix >$MAP/prefix && port_gid $B2P >$MAP/service &&
-	echo subnet >"$S/$(topo_host b2 dev)/1/serve"; then
-	diag "map: $(cat $MAP/prefix $MAP/service | tr '\n' ' ') serve: $(cat "$S/$(topo_host b2 dev)/1/serve") remote_sa: $(cat $P/remote_sa)"
+if svc_map_b2 on; then
 	connection mx-svc 7601
 	chk_begin
 	_q=$(rsa_cap /tmp/mx-svc.cap 0x01 $B2P delivered)
@@ -356,10 +322,67 @@ if mkdir $MAP && topo_subnet "$B" prefix >$MAP/prefix && port_gid $B2P >$MAP/ser
 	else
 		t_fail $T:svc-traffic "simfab_echo_test.ko not in the image"
 	fi
-	rmdir $MAP
-	echo own >"$S/$(topo_host b2 dev)/1/serve"
+
+	# A LAP toward the stock peer: a1's id takes the APM events and is
+	# handed an alternate through RB (the forward record with RB's LID,
+	# b1's own SA's record back through RB) once connected. A stock CM
+	# takes a LAP for a connection as its new paths before checking
+	# anything and never answers (docs/routed-cm.md), so ib_cm sends
+	# only its probe (Remote Communication ID 0), which the stock CM
+	# drops untouched: at b1 nothing but probes, no APR back, b1's
+	# connection unharmed (its DREQ/DREP); the stock kernel counts what
+	# it received (cm_rx_msgs/lap).
+	rec() { # FILE PREFIX: a PathRecord from simfab-cm's path lines
+		for _k in service_id dgid sgid dlid slid raw_traffic flow_label hop_limit \
+			tclass reversible numb_path pkey qos_class sl mtu_selector mtu \
+			rate_selector rate packet_life_selector packet_life preference; do
+			printf '%s=%s ' "$_k" "$(out "$1" "${2}path[0].$_k")"
+		done
+	}
+	ALT="path flags=0x0d $(rec /tmp/mx-svc.out cli.) "
+	ALT=$(echo "$ALT" | sed "s/ dlid=[^ ]* / dlid=$RB_ALID /")
+	ALT_RET="path flags=0x14 $(rec /tmp/mx-own.out '')"
+	echo clear >$D/ctl
+	peer "echo clear >$D/ctl"
+	plap0=$(peer "cat /sys/class/infiniband/simfab0/ports/1/cm_rx_msgs/lap")
+	if b1_listens mx-lap 7604; then
+		timeout 90 "$CM" 'timeout 30000' 'id cli ps=ib' "bind gid=$(port_gid $AP)" \
+			'set-option apm-events=1' \
+			"resolve-addr dst-gid=$(port_gid $BP) dst-port=7604 timeout=5000" \
+			'wait ADDR_RESOLVED id=cli' 'resolve-route timeout=8000' 'wait ROUTE_RESOLVED id=cli' \
+			'connect qpn=0x111' 'wait CONNECT_RESPONSE id=cli' 'accept id=cli' \
+			"$ALT" "$ALT_RET" 'set-alt-path id=cli' 'sleep 3000' \
+			'none ALT_PATH_LOADED id=cli timeout=0' \
+			'disconnect id=cli' 'wait DISCONNECTED id=cli' >/tmp/mx-lap.out 2>&1
+		lrc=$?
+		wait_for 20 peer '! pidof simfab-cm'
+	else
+		lrc=x
+	fi
+	peer "cat /tmp/mx-lap.out" >/tmp/mx-lap.peer
+	peer "cat $D/capture" >/tmp/mx-lap.pcap
+	cat $D/capture >/tmp/mx-lap.cap
+	plap1=$(peer "cat /sys/class/infiniband/simfab0/ports/1/cm_rx_msgs/lap")
+	chk_begin
+	chk a1-exit "$lrc" 0
+	_laps=$(grep " at=$BP .* class=0x07 .* attr=0x0019 .* verdict=delivered " /tmp/mx-lap.pcap | sed 's/.* mad=//')
+	_n=0 _nz=0
+	for _h in $_laps; do
+		_n=$((_n + 1))
+		[ "$(madn "$_h" 28 4)" = 0 ] || _nz=$((_nz + 1))
+	done
+	[ $_n -ge 1 ] || _bad="$_bad no-probe-at-b1"
+	chk_num laps-for-the-connection "$_nz" 0
+	chk_num aprs-at-a1 "$(grep -c " at=$AP .* class=0x07 .* attr=0x001a " /tmp/mx-lap.cap)" 0
+	chk_num stock-cm-rx-lap $((plap1 - plap0)) "$_n"
+	grep -qxF 'conn.event ESTABLISHED id=conn status=0' /tmp/mx-lap.peer || _bad="$_bad b1-not-established"
+	grep -q 'event DISCONNECTED id=conn status=0' /tmp/mx-lap.peer || _bad="$_bad b1-not-disconnected"
+	[ -n "$(cap /tmp/mx-lap.cap 0x0016 "$AP" delivered)" ] || _bad="$_bad no-DREP-from-b1"
+	chk ids-left "$(ids_left)" "0 0"
+	chk_end lap-stock-peer-gets-probes-only /tmp/mx-lap.out /tmp/mx-lap.peer /tmp/mx-lap.pcap
+	svc_map_b2 off
 else
-	t_fail $T:svc "could not set up b2 as B's service node ($MAP, serve)"
+	t_fail $T:svc "could not set up b2 as B's service node (service map, serve)"
 fi
 
 # ---- mixed:nosvc: no service anywhere ----------------------------------------------------

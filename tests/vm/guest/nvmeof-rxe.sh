@@ -27,7 +27,6 @@
 T=nvmeof-rxe
 NQN=nqn.2026-12.org.ib-routed:nvmeof-rxe
 PORT=4420
-CFG=/sys/kernel/config/nvmet
 IMG=/tmp/nvmeof.img
 MIB=4
 
@@ -59,26 +58,7 @@ done
 if [ -z "$_bad" ]; then t_pass $T:stack; else t_fail $T:stack "${_bad# }"; fi
 
 # ---- the target -------------------------------------------------------------
-_bad=
-modprobe nvmet_rdma || _bad="modprobe nvmet_rdma failed"
-# configfs is a module: /init's mount came before anything loaded it.
-[ -d $CFG ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
-[ -d $CFG ] || _bad="$_bad no $CFG"
-if [ -z "$_bad" ]; then
-	dd if=/dev/zero of=$IMG bs=1M count=16 2>/dev/null || _bad="no backing file"
-	S=$CFG/subsystems/$NQN
-	mkdir $S && echo 1 >$S/attr_allow_any_host || _bad="$_bad subsystem"
-	mkdir $S/namespaces/1 && echo $IMG >$S/namespaces/1/device_path &&
-		echo 1 >$S/namespaces/1/buffered_io &&
-		echo 1 >$S/namespaces/1/enable || _bad="$_bad namespace"
-	P=$CFG/ports/1
-	mkdir $P && echo rdma >$P/addr_trtype && echo ipv4 >$P/addr_adrfam &&
-		echo "$RXE_IP" >$P/addr_traddr && echo $PORT >$P/addr_trsvcid &&
-		ln -s $S $P/subsystems/$NQN || _bad="$_bad port"
-	dmesg_since "$mark" | grep -q "nvmet_rdma: enabling port 1 ($RXE_IP:$PORT)" ||
-		_bad="$_bad port-not-enabled"
-fi
-if [ -z "$_bad" ]; then t_pass $T:target; else t_fail $T:target "${_bad# }"; fi
+if nvmet_up $NQN $IMG "$RXE_IP" $PORT; then t_pass $T:target; else t_fail $T:target "$why"; fi
 
 # ---- the host ---------------------------------------------------------------
 _bad=
@@ -91,25 +71,7 @@ else
 	_bad="$_bad no /dev/nvme-fabrics"
 fi
 ctrl="" ns=""
-if [ -z "$_bad" ]; then
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = $NQN ] && ctrl=$(basename "$c")
-	done
-	[ -n "$ctrl" ] || _bad="no controller for $NQN"
-fi
-if [ -n "$ctrl" ]; then
-	# The namespace's disk: nvmeXnY, the multipath head when native
-	# multipath is on (Debian's default), its device the subsystem.
-	wait_for 10 sh -c 'ls /sys/block | grep -q "^nvme[0-9]*n1$"' || true
-	for b in /sys/block/nvme*n1; do
-		[ -e "$b" ] || continue
-		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = $NQN ] && ns=$(basename "$b")
-	done
-	[ "$(cat /sys/class/nvme/"$ctrl"/transport)" = rdma ] || _bad="$_bad transport=$(cat /sys/class/nvme/"$ctrl"/transport)"
-	[ "$(cat /sys/class/nvme/"$ctrl"/state)" = live ] || _bad="$_bad state=$(cat /sys/class/nvme/"$ctrl"/state)"
-	grep -q "traddr=$RXE_IP,trsvcid=$PORT" /sys/class/nvme/"$ctrl"/address || _bad="$_bad address=$(cat /sys/class/nvme/"$ctrl"/address)"
-	[ -n "$ns" ] && [ -b "/dev/$ns" ] || _bad="$_bad no namespace block device"
-fi
+[ -n "$_bad" ] || nvme_find $NQN "$RXE_IP" $PORT || _bad=$why
 if [ -z "$_bad" ]; then
 	t_pass $T:connect
 	diag "controller $ctrl, namespace /dev/$ns: $(cat /sys/class/nvme/"$ctrl"/address)"
@@ -120,12 +82,7 @@ fi
 # ---- I/O with verification -------------------------------------------------
 if [ -n "$ns" ] && [ -b "/dev/$ns" ]; then
 	_bad=
-	dd if=/dev/urandom of=/tmp/nvmeof.pat bs=1M count=$MIB 2>/dev/null
-	dd if=/tmp/nvmeof.pat of=/dev/"$ns" bs=64k conv=fsync 2>/tmp/nvmeof.dd || _bad="write: $(tail -n 1 /tmp/nvmeof.dd)"
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	dd if=/dev/"$ns" of=/tmp/nvmeof.back bs=64k count=$((MIB * 16)) 2>/tmp/nvmeof.dd || _bad="$_bad read: $(tail -n 1 /tmp/nvmeof.dd)"
-	cmp -s /tmp/nvmeof.pat /tmp/nvmeof.back || _bad="$_bad read-back-differs"
+	nvme_io "$ns" $MIB /tmp/nvmeof || _bad=$why
 	# The target's file holds what the host wrote (nvmet flushed it).
 	dd if=$IMG of=/tmp/nvmeof.tgt bs=64k count=$((MIB * 16)) 2>/dev/null
 	cmp -s /tmp/nvmeof.pat /tmp/nvmeof.tgt || _bad="$_bad target-file-differs"
@@ -146,17 +103,12 @@ if [ -n "$ctrl" ]; then
 	echo 1 >/sys/class/nvme/"$ctrl"/delete_controller 2>/dev/null || _bad="delete_controller refused"
 	wait_for 10 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
 fi
-rm -f $CFG/ports/1/subsystems/$NQN 2>/dev/null
-rmdir $CFG/ports/1 2>/dev/null
-echo 0 >$CFG/subsystems/$NQN/namespaces/1/enable 2>/dev/null
-rmdir $CFG/subsystems/$NQN/namespaces/1 $CFG/subsystems/$NQN 2>/dev/null
-[ ! -e $CFG/subsystems/$NQN ] || _bad="$_bad subsystem not removed"
+nvmet_down $NQN $IMG || _bad="$_bad $why"
 for m in nvme_rdma nvmet_rdma; do
 	unload_tree $m 2>/tmp/nvmeof.rmmod || _bad="$_bad $m not unloaded: $(cat /tmp/nvmeof.rmmod)"
 done
 _ids=$(rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 [ "$_ids" -eq 0 ] || _bad="$_bad $_ids rdma_cm ids left"
-rm -f $IMG
 if [ -z "$_bad" ]; then t_pass $T:disconnect; else t_fail $T:disconnect "${_bad# }"; fi
 
 # ---- the kernel's log -----------------------------------------------------------

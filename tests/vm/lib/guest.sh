@@ -271,3 +271,83 @@ peer() {
 peer_wait() {
 	wait_for "$1" peer true
 }
+
+# ---- NVMe over Fabrics (nvmeof-rxe, mixed-nvmeof) ----------------------------
+NVMET_CFG=/sys/kernel/config/nvmet
+# nvmet_up NQN FILE IP PORT: nvmet-rdma loaded and a subsystem NQN (any
+# host allowed) with one namespace, FILE (16 MiB, made here; buffered
+# I/O), on RDMA port 1 at IP:PORT, through nvmet's configfs; fails with
+# $why set, the port's "enabling" line not logged included.
+nvmet_up() {
+	why=
+	_nm=$(dmesg_mark)
+	modprobe nvmet_rdma || { why="modprobe nvmet_rdma failed"; return 1; }
+	# configfs is a module: /init's mount came before anything loaded it.
+	[ -d $NVMET_CFG ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
+	[ -d $NVMET_CFG ] || { why="no $NVMET_CFG"; return 1; }
+	dd if=/dev/zero of="$2" bs=1M count=16 2>/dev/null || { why="no backing file"; return 1; }
+	_s=$NVMET_CFG/subsystems/$1
+	mkdir "$_s" && echo 1 >"$_s/attr_allow_any_host" || why="subsystem"
+	mkdir "$_s/namespaces/1" && echo "$2" >"$_s/namespaces/1/device_path" &&
+		echo 1 >"$_s/namespaces/1/buffered_io" &&
+		echo 1 >"$_s/namespaces/1/enable" || why="$why namespace"
+	_p=$NVMET_CFG/ports/1
+	mkdir $_p && echo rdma >$_p/addr_trtype && echo ipv4 >$_p/addr_adrfam &&
+		echo "$3" >$_p/addr_traddr && echo "$4" >$_p/addr_trsvcid &&
+		ln -s "$_s" "$_p/subsystems/$1" || why="$why port"
+	dmesg_since "$_nm" | grep -q "nvmet_rdma: enabling port 1 ($3:$4)" ||
+		why="$why port-not-enabled"
+	why=${why# }
+	[ -z "$why" ]
+}
+
+# nvmet_down NQN FILE: the port, namespace and subsystem removed, FILE
+# deleted; fails with $why set.
+nvmet_down() {
+	why=
+	rm -f "$NVMET_CFG/ports/1/subsystems/$1" 2>/dev/null
+	rmdir $NVMET_CFG/ports/1 2>/dev/null
+	echo 0 >"$NVMET_CFG/subsystems/$1/namespaces/1/enable" 2>/dev/null
+	rmdir "$NVMET_CFG/subsystems/$1/namespaces/1" "$NVMET_CFG/subsystems/$1" 2>/dev/null
+	[ ! -e "$NVMET_CFG/subsystems/$1" ] || why="subsystem not removed"
+	rm -f "$2"
+	[ -z "$why" ]
+}
+
+# nvme_find NQN IP PORT: the connected controller of subsystem NQN in
+# $ctrl and its namespace's disk in $ns (nvmeXnY, the multipath head when
+# native multipath is on, Debian's default); fails with $why set unless
+# the controller is live over rdma at IP:PORT with its namespace.
+nvme_find() {
+	why='' ctrl='' ns=''
+	for _c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$_c/subsysnqn" 2>/dev/null)" = "$1" ] && ctrl=$(basename "$_c")
+	done
+	[ -n "$ctrl" ] || { why="no controller for $1"; return 1; }
+	wait_for 10 sh -c 'ls /sys/block | grep -q "^nvme[0-9]*n1$"' || true
+	for _b in /sys/block/nvme*n1; do
+		[ -e "$_b" ] || continue
+		[ "$(cat "$_b/device/subsysnqn" 2>/dev/null)" = "$1" ] && ns=$(basename "$_b")
+	done
+	[ "$(cat /sys/class/nvme/"$ctrl"/transport)" = rdma ] || why="transport=$(cat /sys/class/nvme/"$ctrl"/transport)"
+	[ "$(cat /sys/class/nvme/"$ctrl"/state)" = live ] || why="$why state=$(cat /sys/class/nvme/"$ctrl"/state)"
+	grep -q "traddr=$2,trsvcid=$3" /sys/class/nvme/"$ctrl"/address || why="$why address=$(cat /sys/class/nvme/"$ctrl"/address)"
+	[ -n "$ns" ] && [ -b "/dev/$ns" ] || why="$why no namespace block device"
+	why=${why# }
+	[ -z "$why" ]
+}
+
+# nvme_io DISK MIB PREFIX: MIB MiB of random data written to /dev/DISK
+# and read back after dropping the page cache: the pattern in PREFIX.pat,
+# what came back in PREFIX.back; fails with $why set unless they match.
+nvme_io() {
+	why=
+	dd if=/dev/urandom of="$3.pat" bs=1M count="$2" 2>/dev/null
+	dd if="$3.pat" of=/dev/"$1" bs=64k conv=fsync 2>"$3.dd" || why="write: $(tail -n 1 "$3.dd")"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	dd if=/dev/"$1" of="$3.back" bs=64k count=$(($2 * 16)) 2>"$3.dd" || why="$why read: $(tail -n 1 "$3.dd")"
+	cmp -s "$3.pat" "$3.back" || why="$why read-back-differs"
+	why=${why# }
+	[ -z "$why" ]
+}

@@ -378,3 +378,63 @@ routed_players() {
 	SL_IN_B=$(slmap "$RA" "$SL_F")
 	SL_IN_A=$(slmap "$RB" "$SL_R")
 }
+
+# ---- the mixed tier: b1 in the peer guest (tests/vm/README.md "vm-mixed") ----
+# routed.topo with b1 in guest 2: the same edit of the same file in both
+# guests, so both load one topology (simfab's link header carries its crc32).
+MIXED_SED='s/;host b1 /;host b1 guest=2 /'
+# mixed_load "MODULES" "PEER-MODULES": that topology loaded here (after
+# MODULES; link=eth0) and in the peer (after PEER-MODULES, guest=2),
+# $TOPO from this guest's debugfs; fails if either load does, the peer's
+# output in /tmp/mixed-peer-load.out.
+mixed_load() {
+	sed "$MIXED_SED" /ibr/simfab/topology/routed.topo >/tmp/mixed.topo
+	# shellcheck disable=SC2086 # module lists
+	sf_load_topo -o " link=eth0" /tmp/mixed.topo $1 &&
+		peer "sed '$MIXED_SED' /ibr/simfab/topology/routed.topo >/tmp/mixed.topo
+. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; TOPO=/tmp/peer.topo
+sf_load_topo -o ' guest=2 link=eth0' /tmp/mixed.topo $2" >/tmp/mixed-peer-load.out 2>&1
+}
+
+# peer_in_tree: the peer's CM modules are the kernel's own: modprobe
+# finds them in kernel/ (not updates/), the loaded ones are not out of
+# tree (no O taint) and carry no version (the overlay's carry its stamp),
+# there is no overlay stamp and no ib_remote_sa in its module tree, and
+# it runs the kernel asked for (tests/vm/run --peer-kver, on this
+# guest's command line; this one's by default). Adds to $_bad (chk_begin
+# first); the peer's answers in /tmp/mixed-peer-stack.out.
+peer_in_tree() {
+	# shellcheck disable=SC2016 # expanded in the peer
+	peer '. /ibr/lib/guest.sh
+for m in ib_cm rdma_cm rdma_ucm; do
+	p=$(modinfo -n $m)
+	case $p in $MODDIR/kernel/drivers/infiniband/core/*) p=kernel ;; esac
+	echo "$m path=$p taint=$(cat /sys/module/$m/taint)- version=$(cat /sys/module/$m/version 2>/dev/null)-"
+done
+[ -e /ibr/stamp ] && echo stamp=yes
+modprobe -n ib_remote_sa 2>/dev/null && echo rsa=yes
+uname -r' >/tmp/mixed-peer-stack.out 2>&1
+	_pk=$(sed -n 's/.*ibr_peer_kver=\([^ ]*\).*/\1/p' /proc/cmdline)
+	for _m in ib_cm rdma_cm rdma_ucm; do
+		_l=$(grep "^$_m " /tmp/mixed-peer-stack.out)
+		chk "$_m-in-tree" "$(capf "$_l" path) $(capf "$_l" taint) $(capf "$_l" version)" "kernel - -"
+	done
+	! grep -q '^stamp=yes' /tmp/mixed-peer-stack.out || _bad="$_bad overlay-stamp"
+	! grep -q '^rsa=yes' /tmp/mixed-peer-stack.out || _bad="$_bad ib_remote_sa-present"
+	chk kernel "$(tail -n 1 /tmp/mixed-peer-stack.out)" "${_pk:-$KVER}"
+}
+
+# svc_map_b2 on|off: b2 (this guest) as subnet B's ib_remote_sa service
+# node, named in this guest's service map for B's prefix (serve=subnet),
+# or that undone. Needs $B and $TOPO; fails if a step does.
+svc_map_b2() {
+	_map=/sys/kernel/config/ib_remote_sa/services/siteB
+	_serve=/sys/kernel/ib_remote_sa/$(topo_host b2 dev)/1/serve
+	if [ "$1" = off ]; then
+		rmdir $_map && echo own >"$_serve"
+		return
+	fi
+	mount -t configfs configfs /sys/kernel/config 2>/dev/null
+	mkdir $_map && topo_subnet "$B" prefix >$_map/prefix &&
+		port_gid b2/1 >$_map/service && echo subnet >"$_serve"
+}
