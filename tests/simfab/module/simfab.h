@@ -258,6 +258,7 @@ struct sf_pkt {
 	u32 rkey;
 	u32 dma_len;
 	u8 syndrome;		/* AETH */
+	u32 ieth;		/* IETH: the R_Key a SEND with Invalidate names */
 	u32 len;
 	u8 data[];
 };
@@ -282,6 +283,8 @@ enum sf_rc_op {
 	SF_RC_READ_RESP_LAST = 0x0f,
 	SF_RC_READ_RESP_ONLY = 0x10,
 	SF_RC_ACK = 0x11,
+	SF_RC_SEND_LAST_INV = 0x16,	/* with Invalidate: IETH (IBA 9.3.5.x) */
+	SF_RC_SEND_ONLY_INV = 0x17,
 };
 
 /* AETH syndromes (IBA 9.3, 9.7.5). */
@@ -332,6 +335,7 @@ struct sf_swqe {
 	u64 remote_addr;
 	u32 rkey;
 	__be32 imm;
+	u32 inv_rkey;			/* SEND_WITH_INV: the peer's R_Key */
 	bool local;			/* REG_MR / LOCAL_INV: no packets */
 	int num_sge;
 	struct ib_sge sge[SF_MAX_SGE];	/* READ: where the response goes */

@@ -9,7 +9,7 @@
  * (QEMU's dgram netdev between the VMs) in Ethernet frames of the IEEE
  * 802 local experimental EtherType, a small link header and then the IBA
  * packet in wire format (IBA vol. 1, 5.4 and 9.2-9.3): LRH, GRH, BTH,
- * DETH/RETH/AETH, ImmDt, payload, pad. The ICRC is carried as zero and
+ * DETH/RETH/AETH, ImmDt/IETH, payload, pad. The ICRC is carried as zero and
  * not checked, the VCRC not at all: the link between the guests does not
  * lose or corrupt frames, and simfab's own faults corrupt what they mean
  * to on the fabric side.
@@ -57,6 +57,7 @@ struct sf_link_hdr {
 #define SF_RETH_LEN	16
 #define SF_AETH_LEN	4
 #define SF_IMM_LEN	4
+#define SF_IETH_LEN	4
 #define SF_ICRC_LEN	4
 
 static struct net_device *sf_link_dev;
@@ -81,6 +82,17 @@ static bool sf_op_immdt(u8 op)
 	       op == SF_RC_WRITE_LAST_IMM || op == SF_RC_WRITE_ONLY_IMM;
 }
 
+static bool sf_op_ieth(u8 op)
+{
+	return op == SF_RC_SEND_LAST_INV || op == SF_RC_SEND_ONLY_INV;
+}
+
+/* The RC OpCodes simfab sends (IBA 9.2, table 38). */
+static bool sf_op_rc(u8 op)
+{
+	return op <= SF_RC_ACK || sf_op_ieth(op);
+}
+
 /* The IBA headers' length for @pkt, LRH to the last extended header. */
 static u32 sf_iba_hdr_len(const struct sf_pkt *pkt)
 {
@@ -96,6 +108,8 @@ static u32 sf_iba_hdr_len(const struct sf_pkt *pkt)
 		n += SF_AETH_LEN;
 	if (sf_op_immdt(pkt->opcode))
 		n += SF_IMM_LEN;
+	if (sf_op_ieth(pkt->opcode))
+		n += SF_IETH_LEN;
 	return n;
 }
 
@@ -142,6 +156,10 @@ static void sf_put_iba(u8 *b, const struct sf_pkt *pkt, u32 hlen, u8 pad)
 	if (pkt->rc ? sf_op_immdt(op) : pkt->has_imm) {
 		memcpy(b, &pkt->imm, SF_IMM_LEN);
 		b += SF_IMM_LEN;
+	}
+	if (pkt->rc && sf_op_ieth(op)) {
+		put_unaligned_be32(pkt->ieth, b);
+		b += SF_IETH_LEN;
 	}
 	memcpy(b, pkt->data, pkt->len);
 	memset(b + pkt->len, 0, pad + SF_ICRC_LEN);
@@ -238,7 +256,7 @@ static struct sf_pkt *sf_get_iba(const u8 *b, u32 n)
 		return NULL;
 	op = b[SF_LRH_LEN + (grh ? SF_GRH_LEN : 0)];
 	pad = (b[SF_LRH_LEN + (grh ? SF_GRH_LEN : 0) + 1] >> 4) & 3;
-	rc = op <= SF_RC_ACK;
+	rc = sf_op_rc(op);
 	if (!rc && op != SF_OP_UD_SEND_ONLY && op != SF_OP_UD_SEND_ONLY_IMM)
 		return NULL;
 	if (!rc)
@@ -247,7 +265,8 @@ static struct sf_pkt *sf_get_iba(const u8 *b, u32 n)
 	else
 		hlen += (sf_op_reth(op) ? SF_RETH_LEN : 0) +
 			(sf_op_aeth(op) ? SF_AETH_LEN : 0) +
-			(sf_op_immdt(op) ? SF_IMM_LEN : 0);
+			(sf_op_immdt(op) ? SF_IMM_LEN : 0) +
+			(sf_op_ieth(op) ? SF_IETH_LEN : 0);
 	if (n < hlen + pad + SF_ICRC_LEN)
 		return NULL;
 	len = n - hlen - pad - SF_ICRC_LEN;
@@ -296,6 +315,10 @@ static struct sf_pkt *sf_get_iba(const u8 *b, u32 n)
 			pkt->has_imm = true;
 			memcpy(&pkt->imm, b, SF_IMM_LEN);
 			b += SF_IMM_LEN;
+		}
+		if (sf_op_ieth(op)) {
+			pkt->ieth = get_unaligned_be32(b);
+			b += SF_IETH_LEN;
 		}
 	}
 	memcpy(pkt->data, b, len);

@@ -840,6 +840,22 @@ static int sf_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 	a->max_total_mcast_qp_attach = SF_MAX_MCG * SF_MC_FANOUT;
 	/* IPoIB asks for it when offered (ipoib_verbs.c). */
 	a->kernel_cap_flags = IBK_BLOCK_MULTICAST_LOOPBACK;
+	/*
+	 * Fast registration (REG_MR, LOCAL_INV, SEND with Invalidate:
+	 * simfab_rc.c), which nvme-rdma and the other storage ULPs need
+	 * (nvme_rdma_find_get_device). Its page list bound as mlx4's order
+	 * of magnitude; sf_mr_alloc takes up to 1024.
+	 */
+	a->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	a->max_fast_reg_page_list_len = 512;
+	/*
+	 * RDMA READs a QP takes as responder and issues as requester
+	 * (mlx5: 1 << log_max_ra_res_qp, 16). ULPs offer their peer as many
+	 * as this says (nvme-rdma's responder_resources): 0 made ib_cm give
+	 * the QP no remote read access at all.
+	 */
+	a->max_qp_rd_atom = 16;
+	a->max_qp_init_rd_atom = 16;
 	return 0;
 }
 

@@ -61,7 +61,14 @@ static u32 sf_wqe_last(const struct sf_swqe *w)
 /* OpCode classes (IBA 9.2, table 38). */
 static bool sf_op_send(u8 op)
 {
-	return op <= SF_RC_SEND_ONLY_IMM;
+	return op <= SF_RC_SEND_ONLY_IMM || op == SF_RC_SEND_LAST_INV ||
+	       op == SF_RC_SEND_ONLY_INV;
+}
+
+/* SEND Last/Only with Invalidate: the IETH names an R_Key to invalidate. */
+static bool sf_op_inv(u8 op)
+{
+	return op == SF_RC_SEND_LAST_INV || op == SF_RC_SEND_ONLY_INV;
 }
 
 static bool sf_op_write(u8 op)
@@ -73,7 +80,8 @@ static bool sf_op_write(u8 op)
 static bool sf_op_first(u8 op)
 {
 	return op == SF_RC_SEND_FIRST || op == SF_RC_SEND_ONLY ||
-	       op == SF_RC_SEND_ONLY_IMM || op == SF_RC_WRITE_FIRST ||
+	       op == SF_RC_SEND_ONLY_IMM || op == SF_RC_SEND_ONLY_INV ||
+	       op == SF_RC_WRITE_FIRST ||
 	       op == SF_RC_WRITE_ONLY || op == SF_RC_WRITE_ONLY_IMM;
 }
 
@@ -102,6 +110,8 @@ static u8 sf_seg_op(enum ib_wr_opcode wr, u32 i, u32 n)
 		   wr == IB_WR_RDMA_WRITE_WITH_IMM;
 	u8 base = write ? SF_RC_WRITE_FIRST : SF_RC_SEND_FIRST;
 
+	if (wr == IB_WR_SEND_WITH_INV && i == n - 1)
+		return n == 1 ? SF_RC_SEND_ONLY_INV : SF_RC_SEND_LAST_INV;
 	if (n == 1)
 		return base + (imm ? 5 : 4);
 	if (!i)
@@ -309,6 +319,8 @@ static void sf_rc_send_wqe(struct sf_qp *qp, struct sf_swqe *w,
 			pkt->has_imm = true;
 			pkt->imm = w->imm;
 		}
+		if (sf_op_inv(op))
+			pkt->ieth = w->inv_rkey;
 		sf_rc_queue(d, pkt);
 	}
 }
@@ -936,6 +948,7 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 		payload = wr->opcode != IB_WR_RDMA_READ;
 		if (len > SF_RC_MAX_MSG ||
 		    (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
+		     wr->opcode != IB_WR_SEND_WITH_INV &&
 		     wr->opcode != IB_WR_RDMA_WRITE &&
 		     wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM &&
 		     wr->opcode != IB_WR_RDMA_READ)) {
@@ -952,9 +965,12 @@ int sf_rc_post_send(struct sf_qp *qp, const struct ib_send_wr *wr,
 		w->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all;
 		w->len = len;
 		w->imm = wr->ex.imm_data;
+		if (wr->opcode == IB_WR_SEND_WITH_INV)
+			w->inv_rkey = wr->ex.invalidate_rkey;
 		w->num_sge = wr->num_sge;
 		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
-		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
+		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
+		    wr->opcode != IB_WR_SEND_WITH_INV) {
 			w->remote_addr = rdma->remote_addr;
 			w->rkey = rdma->rkey;
 		}
@@ -1125,6 +1141,28 @@ static void sf_rc_recv_wc(struct sf_qp *qp, const struct sf_pkt *pkt,
 		wc->wc_flags |= IB_WC_WITH_IMM;
 		wc->ex.imm_data = pkt->imm;
 	}
+	if (sf_op_inv(pkt->opcode) && st == IB_WC_SUCCESS) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = pkt->ieth;
+	}
+}
+
+/*
+ * SEND with Invalidate (IBA 9.4.1, 10.6.6.x; rxe invalidate_rkey): at
+ * the message's last packet the responder invalidates the MR the IETH's
+ * R_Key names, which must be a valid fast-registration MR of the QP's PD
+ * (a DMA MR, another PD's or an unknown key: NAK Invalid Request, the
+ * receive completes in error). Under sf_lock.
+ */
+static bool sf_rc_invalidate(struct sf_qp *qp, u32 rkey)
+{
+	struct sf_mr *mr = xa_load(&sf_mrs, rkey >> 8);
+
+	if (!mr || mr->dma || !mr->valid || mr->key != rkey ||
+	    mr->ibmr.pd != qp->ibqp.pd)
+		return false;
+	mr->valid = false;
+	return true;
 }
 
 /*
@@ -1256,6 +1294,11 @@ static const char *sf_rc_responder(struct sf_qp *qp, struct sf_pkt *pkt,
 	qp->rmsg = !last;
 	if (!last)
 		return "delivered";
+	if (sf_op_inv(op) && !sf_rc_invalidate(qp, pkt->ieth)) {
+		sf_rc_recv_wc(qp, pkt, dst, IB_WC_REM_INV_REQ_ERR, d);
+		sf_rc_ack(qp, pkt->psn, SF_AETH_NAK_INV, d);
+		return "nak-invalidate";
+	}
 	if (qp->rmsg_wqe)
 		sf_rc_recv_wc(qp, pkt, dst, IB_WC_SUCCESS, d);
 	sf_rc_ack(qp, pkt->psn, SF_AETH_ACK, d);
@@ -1362,6 +1405,7 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 	struct sf_rc_done d;
 	unsigned long flags;
 	struct sf_qp *qp;
+	bool resp;
 
 	sf_rc_done_init(&d);
 	spin_lock_irqsave(&sf_lock, flags);
@@ -1412,12 +1456,12 @@ const char *sf_rc_rx(struct sf_pkt *pkt, struct sf_port *dst)
 	 * rvt_comm_est() from qib_rc_rcv/hfi1_rc_rcv; mlx5 COMM_EST): the CM
 	 * of a passive side whose RTU was lost learns from it.
 	 */
-	if (pkt->opcode < SF_RC_READ_RESP_FIRST && qp->state == IB_QPS_RTR &&
-	    !qp->comm_est) {
+	resp = sf_op_read_resp(pkt->opcode) || pkt->opcode == SF_RC_ACK;
+	if (!resp && qp->state == IB_QPS_RTR && !qp->comm_est) {
 		qp->comm_est = true;
 		d.comm_est = true;
 	}
-	if (pkt->opcode >= SF_RC_READ_RESP_FIRST)
+	if (resp)
 		verdict = sf_rc_requester(qp, pkt, &d);
 	else
 		verdict = sf_rc_responder(qp, pkt, dst, &d);

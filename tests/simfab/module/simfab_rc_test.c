@@ -1996,6 +1996,7 @@ struct t_rk {
 	u32 key_xor;		/* a stale key: another key byte */
 	u32 off;		/* from the MR's start */
 	bool other_pd;		/* the active side's own PD's DMA MR key */
+	bool send_inv;		/* a SEND with Invalidate of the key first */
 };
 
 #define T_RK_RW	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
@@ -2008,7 +2009,39 @@ static const struct t_rk t_rks[] = {
 	{ "no-remote-write", IB_ACCESS_REMOTE_READ },
 	{ "no-remote-read", IB_ACCESS_REMOTE_WRITE, true },
 	{ "other-pd", T_RK_RW, false, 0, 0, true },
+	{ "invalidated", T_RK_RW, false, 0, 0, false, true },
 };
+
+/*
+ * SEND with Invalidate (IBA 9.4.1, 10.6; rxe invalidate_rkey): a SEND
+ * naming @rkey in its IETH; the receive completion must say so
+ * (IB_WC_WITH_INVALIDATE, ex.invalidate_rkey), the MR then answers to
+ * no key.
+ */
+static bool t_send_inv(u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(t_act.buf + T_SEND_OFF), .length = 64,
+		.lkey = t_act.pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 0x1e7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = rkey,
+	};
+	struct ib_wc wc = {}, rwc = {};
+
+	if (ib_post_send(t_act.qp, &wr, NULL) ||
+	    !t_poll(t_act.scq, &wc, wait_ms) || wc.status != IB_WC_SUCCESS ||
+	    !t_poll(t_pas.rcq, &rwc, wait_ms))
+		return false;
+	t_pas.posted--;
+	pr_info("# %s send-inv status=%d flags=0x%x invalidate_rkey=0x%x\n",
+		t_case, rwc.status, rwc.wc_flags, rwc.ex.invalidate_rkey);
+	return rwc.status == IB_WC_SUCCESS &&
+	       (rwc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	       rwc.ex.invalidate_rkey == rkey;
+}
 
 /* Register T_MSG bytes at @s->buf + T_RDMA_OFF with @access; 0 or -err. */
 static int t_frwr(struct t_side *s, int access, struct ib_mr **out,
@@ -2100,6 +2133,12 @@ static void t_rk_one(const struct t_rk *k)
 	pr_info("# %s mr iova=0x%llx length=%llu rkey=0x%x access=0x%x op=%s raddr=+%u rkey_used=0x%x\n",
 		t_case, mr->iova, mr->length, mr->rkey, k->access,
 		k->read ? "read" : "write", k->off, rkey);
+	if (k->send_inv) {
+		t_case = saved;
+		t_result(t_send_inv(rkey), "invalidated-recv-with-invalidate",
+			 "the receive completion does not name the invalidated R_Key");
+		t_case = tag;
+	}
 	memset(t_pas.buf + T_RDMA_OFF, 0x11, T_MSG);
 	memset(t_act.buf + T_SEND_OFF, 0xa7, T_MSG);
 	memset(t_act.buf + T_RDMA_OFF, 0, T_MSG);

@@ -283,8 +283,8 @@ chk_end apm:mig-err-wire /tmp/sfrc-migerr.cap
 KPFX=rc:rkey
 run rkey cases=rkey act="$(port_param "$H1/1")" pas="$(port_param "$H3/1")" retry=$RETRY
 chk_begin
-chk_num naks "$(rccount rkey " at=$H1/1 slid=$L3 dlid=$L1 .* rc op=0x11 .*aeth=0x62 verdict=")" 6
-chk_num refused "$(rccount rkey " at=$H3/1 slid=$L1 dlid=$L3 .* rc op=0x(0a|0c) .*verdict=nak-rkey")" 6
+chk_num naks "$(rccount rkey " at=$H1/1 slid=$L3 dlid=$L1 .* rc op=0x11 .*aeth=0x62 verdict=")" 7
+chk_num refused "$(rccount rkey " at=$H3/1 slid=$L1 dlid=$L3 .* rc op=0x(0a|0c) .*verdict=nak-rkey")" 7
 chk_num good-write "$(rccount rkey " at=$H3/1 .* rc op=0x0a .*verdict=delivered")" 1
 chk_num good-read "$(rccount rkey " at=$H1/1 .* rc op=0x10 .*verdict=delivered")" 1
 chk_end rc:rkey-wire /tmp/sfrc-rkey.cap
