@@ -343,10 +343,11 @@ nvme_find() {
 nvme_io() {
 	why=
 	dd if=/dev/urandom of="$3.pat" bs=1M count="$2" 2>/dev/null
-	dd if="$3.pat" of=/dev/"$1" bs=64k conv=fsync 2>"$3.dd" || why="write: $(tail -n 1 "$3.dd")"
+	# bounded: a stuck queue fails here, not at the test's own timeout
+	timeout 60 dd if="$3.pat" of=/dev/"$1" bs=64k conv=fsync 2>"$3.dd" || why="write: $(tail -n 1 "$3.dd")"
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	dd if=/dev/"$1" of="$3.back" bs=64k count=$(($2 * 16)) 2>"$3.dd" || why="$why read: $(tail -n 1 "$3.dd")"
+	timeout 60 dd if=/dev/"$1" of="$3.back" bs=64k count=$(($2 * 16)) 2>"$3.dd" || why="$why read: $(tail -n 1 "$3.dd")"
 	cmp -s "$3.pat" "$3.back" || why="$why read-back-differs"
 	why=${why# }
 	[ -z "$why" ]
