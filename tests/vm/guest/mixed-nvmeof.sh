@@ -39,6 +39,8 @@ TOPO=/tmp/mn.topo
 NVME=/usr/sbin/nvme
 IPRD=/usr/sbin/ib-routed-ipresolved
 NQN=nqn.2026-12.org.ib-routed:mixed-nvmeof
+HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
+HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/mixed-nvmeof.img
 MIB=4
@@ -139,7 +141,12 @@ peer "echo clear >$D/ctl"
 modprobe nvme_rdma
 ctrl='' ns=''
 _bad=
-if $NVME connect -t rdma -a $BIP -s $PORT -n $NQN >/tmp/mn-connect.out 2>&1; then
+# An explicit host NQN and ID, one pair: nvme-cli's defaults (from DMI,
+# zeros in QEMU) may pair another ID with the kernel's default host's,
+# which 6.12 and later refuse ("found same hostid ... but different
+# hostnqn").
+if $NVME connect -t rdma -a $BIP -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
+	>/tmp/mn-connect.out 2>&1; then
 	nvme_find $NQN $BIP $PORT || _bad=$why
 else
 	_bad="nvme connect: $(tail -n 1 /tmp/mn-connect.out)"

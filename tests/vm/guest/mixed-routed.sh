@@ -121,14 +121,15 @@ ids_left() {
 }
 
 # b1_listens NAME PORT: b1's passive side in the peer, in the background:
-# listen, take the REQ, accept, its QP attributes (before the RTU: the
-# active side disconnects right after it), ESTABLISHED, then the active
-# side's DREQ and its own DREP. Output in the peer's /tmp/NAME.out.
+# listen, take the REQ, its QP attributes (from the REQ, before the REP:
+# the active side disconnects right after its RTU, and an id that got
+# the DREQ has no RTR attributes to give), accept, ESTABLISHED, then the
+# active side's DREQ and its own DREP. Output in the peer's /tmp/NAME.out.
 b1_listens() {
 	peer "timeout 90 $CM 'timeout 30000' 'id srv ps=ib' 'bind gid=$(port_gid $BP) port=$2' \
 		'listen backlog=4' 'tag listening' 'query-addr' \
-		'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x222' \
-		'tag conn-rtr' 'qp-attr rtr' 'tag conn' 'query-path' \
+		'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' \
+		'tag conn-rtr' 'qp-attr rtr' 'tag conn' 'query-path' 'accept qpn=0x222' \
 		'wait ESTABLISHED id=conn' 'wait DISCONNECTED id=conn' 'disconnect id=conn' \
 		>/tmp/$1.out 2>&1 &"
 	wait_for 20 peer "grep -q ^listening /tmp/$1.out"
@@ -430,8 +431,8 @@ fi
 echo clear >$D/ctl
 peer "echo clear >$D/ctl"
 timeout 90 "$CM" 'timeout 30000' 'id srv ps=ib' "bind gid=$(port_gid $AP) port=7603" \
-	'listen backlog=4' 'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' 'accept qpn=0x444' \
-	'tag conn-rtr' 'qp-attr rtr' 'tag conn' 'wait ESTABLISHED id=conn' \
+	'listen backlog=4' 'tag srv' 'wait CONNECT_REQUEST id=srv as=conn' \
+	'tag conn-rtr' 'qp-attr rtr' 'accept qpn=0x444' 'tag conn' 'wait ESTABLISHED id=conn' \
 	'wait DISCONNECTED id=conn' 'disconnect id=conn' >/tmp/mx-sa.out 2>&1 &
 srv=$!
 sleep 1
