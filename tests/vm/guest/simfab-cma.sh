@@ -92,30 +92,13 @@ rsa_cap() {
 	grep -i " at=$3 .* class=0x0d .* method=$2 .* attr=0x0035 .* verdict=$4 " "$1" | head -n 1
 }
 
-A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
-PA=$(topo_subnet "$A" prefix) PB=$(topo_subnet "$B" prefix)
-AP=a1/1 BP=b1/1
-ALID=$(topo_port $AP lid) BLID=$(topo_port $BP lid)
-RA=$(route_via "$A" "$PB")		# A's SA: a1 -> B through RA
-RB=$(route_via "$B" "$PA")		# B's SA: b1 -> A through RB
-RA_A=$(rport "$RA" "$A") RA_B=$(rport "$RA" "$B") RB_B=$(rport "$RB" "$B")
-RA_ALID=$(topo_port "$RA_A" lid) RA_BLID=$(topo_port "$RA_B" lid)
-# The forward half (A's SA, a1 -> RA's port on A).
-SL_F=$(max "$(prop $AP sl)" "$(prop "$RA_A" sl)")
-MTU_F=$(min "$(prop $AP mtu)" "$(prop "$RA_A" mtu)")
-RATE_F=$(min "$(prop $AP rate)" "$(prop "$RA_A" rate)")
-LIFE_F=$(max "$(prop $AP life)" "$(prop "$RA_A" life)")
-# The return half (B's SA, b1 -> RB's port on B).
-SL_R=$(max "$(prop $BP sl)" "$(prop "$RB_B" sl)")
-MTU_R=$(min "$(prop $BP mtu)" "$(prop "$RB_B" mtu)")
-RATE_R=$(min "$(prop $BP rate)" "$(prop "$RB_B" rate)")
-LIFE_R=$(max "$(prop $BP life)" "$(prop "$RB_B" life)")
-# End to end (docs/routed-cm.md; simfab's rate codes order as speeds).
-MTU_E=$(min "$MTU_F" "$MTU_R") RATE_E=$(min "$RATE_F" "$RATE_R")
-LIFE_E=$(min 63 $(($(max "$LIFE_F" "$LIFE_R") + 1)))
-# The SL the REQ arrives at b1 with (RA's map): the passive side's SL
-# when it takes the router from the REQ's LRH.
-SL_IN_B=$(slmap "$RA" "$SL_F")
+# The players and both halves' values (simfab.sh): RA/RB the routers A's
+# and B's SAs pick, the forward half (A's SA, a1 -> RA's port: *_F), the
+# return half (B's SA, b1 -> RB's port: *_R), end to end (*_E,
+# docs/routed-cm.md), and SL_IN_B, the SL the REQ arrives at b1 with
+# (RA's map): the passive side's SL when it takes the router from the
+# REQ's LRH.
+routed_players
 # A prefix no subnet has.
 PX=0xfec0000000000c00
 grep -q "^subnet .* prefix=$PX " $TOPO && PX=0xfec0000000000d00
