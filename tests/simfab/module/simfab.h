@@ -287,6 +287,19 @@ enum sf_rc_op {
 	SF_RC_SEND_ONLY_INV = 0x17,
 };
 
+/* OpCodes with an ImmDt (IBA 9.2, table 38): the last packet's. */
+static inline bool sf_op_imm(u8 op)
+{
+	return op == SF_RC_SEND_LAST_IMM || op == SF_RC_SEND_ONLY_IMM ||
+	       op == SF_RC_WRITE_LAST_IMM || op == SF_RC_WRITE_ONLY_IMM;
+}
+
+/* SEND Last/Only with Invalidate: the IETH names an R_Key to invalidate. */
+static inline bool sf_op_inv(u8 op)
+{
+	return op == SF_RC_SEND_LAST_INV || op == SF_RC_SEND_ONLY_INV;
+}
+
 /* AETH syndromes (IBA 9.3, 9.7.5). */
 #define SF_AETH_ACK		0x00
 #define SF_AETH_RNR_NAK		0x20

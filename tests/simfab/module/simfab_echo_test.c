@@ -154,7 +154,8 @@ static void e_log_qp(const char *who, struct ib_qp *qp)
 		a.dest_qp_num);
 }
 
-static void e_conn_free(struct e_conn *c)
+/* What a connection holds besides its id (any part may not be there). */
+static void e_conn_release(struct e_conn *c)
 {
 	if (c->id->qp)
 		rdma_destroy_qp(c->id);
@@ -167,6 +168,11 @@ static void e_conn_free(struct e_conn *c)
 	}
 	if (c->pd)
 		ib_dealloc_pd(c->pd);
+}
+
+static void e_conn_free(struct e_conn *c)
+{
+	e_conn_release(c);
 	rdma_destroy_id(c->id);
 	kfree(c);
 }
@@ -252,17 +258,7 @@ static int e_accept(struct rdma_cm_id *id)
 	return 0;
 err:
 	/* rdma_cm destroys the id when the handler fails: not here */
-	if (c->id->qp)
-		rdma_destroy_qp(id);
-	if (c->cq)
-		ib_free_cq(c->cq);
-	if (c->buf) {
-		ib_dma_unmap_single(id->device, c->dma, 3 * len,
-				    DMA_BIDIRECTIONAL);
-		kfree(c->buf);
-	}
-	if (c->pd)
-		ib_dealloc_pd(c->pd);
+	e_conn_release(c);
 	kfree(c);
 	id->context = NULL;
 	return ret;

@@ -76,21 +76,10 @@ static bool sf_op_aeth(u8 op)
 	       op == SF_RC_READ_RESP_LAST || op == SF_RC_READ_RESP_ONLY;
 }
 
-static bool sf_op_immdt(u8 op)
-{
-	return op == SF_RC_SEND_LAST_IMM || op == SF_RC_SEND_ONLY_IMM ||
-	       op == SF_RC_WRITE_LAST_IMM || op == SF_RC_WRITE_ONLY_IMM;
-}
-
-static bool sf_op_ieth(u8 op)
-{
-	return op == SF_RC_SEND_LAST_INV || op == SF_RC_SEND_ONLY_INV;
-}
-
 /* The RC OpCodes simfab sends (IBA 9.2, table 38). */
 static bool sf_op_rc(u8 op)
 {
-	return op <= SF_RC_ACK || sf_op_ieth(op);
+	return op <= SF_RC_ACK || sf_op_inv(op);
 }
 
 /* The IBA headers' length for @pkt, LRH to the last extended header. */
@@ -106,9 +95,9 @@ static u32 sf_iba_hdr_len(const struct sf_pkt *pkt)
 		n += SF_RETH_LEN;
 	if (sf_op_aeth(pkt->opcode))
 		n += SF_AETH_LEN;
-	if (sf_op_immdt(pkt->opcode))
+	if (sf_op_imm(pkt->opcode))
 		n += SF_IMM_LEN;
-	if (sf_op_ieth(pkt->opcode))
+	if (sf_op_inv(pkt->opcode))
 		n += SF_IETH_LEN;
 	return n;
 }
@@ -153,11 +142,11 @@ static void sf_put_iba(u8 *b, const struct sf_pkt *pkt, u32 hlen, u8 pad)
 		put_unaligned_be32((u32)pkt->syndrome << 24, b);
 		b += SF_AETH_LEN;
 	}
-	if (pkt->rc ? sf_op_immdt(op) : pkt->has_imm) {
+	if (pkt->rc ? sf_op_imm(op) : pkt->has_imm) {
 		memcpy(b, &pkt->imm, SF_IMM_LEN);
 		b += SF_IMM_LEN;
 	}
-	if (pkt->rc && sf_op_ieth(op)) {
+	if (pkt->rc && sf_op_inv(op)) {
 		put_unaligned_be32(pkt->ieth, b);
 		b += SF_IETH_LEN;
 	}
@@ -265,8 +254,8 @@ static struct sf_pkt *sf_get_iba(const u8 *b, u32 n)
 	else
 		hlen += (sf_op_reth(op) ? SF_RETH_LEN : 0) +
 			(sf_op_aeth(op) ? SF_AETH_LEN : 0) +
-			(sf_op_immdt(op) ? SF_IMM_LEN : 0) +
-			(sf_op_ieth(op) ? SF_IETH_LEN : 0);
+			(sf_op_imm(op) ? SF_IMM_LEN : 0) +
+			(sf_op_inv(op) ? SF_IETH_LEN : 0);
 	if (n < hlen + pad + SF_ICRC_LEN)
 		return NULL;
 	len = n - hlen - pad - SF_ICRC_LEN;
@@ -311,12 +300,12 @@ static struct sf_pkt *sf_get_iba(const u8 *b, u32 n)
 			pkt->syndrome = b[0];
 			b += SF_AETH_LEN;
 		}
-		if (sf_op_immdt(op)) {
+		if (sf_op_imm(op)) {
 			pkt->has_imm = true;
 			memcpy(&pkt->imm, b, SF_IMM_LEN);
 			b += SF_IMM_LEN;
 		}
-		if (sf_op_ieth(op)) {
+		if (sf_op_inv(op)) {
 			pkt->ieth = get_unaligned_be32(b);
 			b += SF_IETH_LEN;
 		}

@@ -61,14 +61,7 @@ static u32 sf_wqe_last(const struct sf_swqe *w)
 /* OpCode classes (IBA 9.2, table 38). */
 static bool sf_op_send(u8 op)
 {
-	return op <= SF_RC_SEND_ONLY_IMM || op == SF_RC_SEND_LAST_INV ||
-	       op == SF_RC_SEND_ONLY_INV;
-}
-
-/* SEND Last/Only with Invalidate: the IETH names an R_Key to invalidate. */
-static bool sf_op_inv(u8 op)
-{
-	return op == SF_RC_SEND_LAST_INV || op == SF_RC_SEND_ONLY_INV;
+	return op <= SF_RC_SEND_ONLY_IMM || sf_op_inv(op);
 }
 
 static bool sf_op_write(u8 op)
@@ -91,12 +84,6 @@ static bool sf_op_last(u8 op)
 	return (sf_op_send(op) || sf_op_write(op)) &&
 	       op != SF_RC_SEND_FIRST && op != SF_RC_SEND_MIDDLE &&
 	       op != SF_RC_WRITE_FIRST && op != SF_RC_WRITE_MIDDLE;
-}
-
-static bool sf_op_imm(u8 op)
-{
-	return op == SF_RC_SEND_LAST_IMM || op == SF_RC_SEND_ONLY_IMM ||
-	       op == SF_RC_WRITE_LAST_IMM || op == SF_RC_WRITE_ONLY_IMM;
 }
 
 /*

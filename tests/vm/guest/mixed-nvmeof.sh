@@ -84,25 +84,13 @@ fi
 for m in ib_cm rdma_cm; do
 	overlay_check $m || _bad="$_bad $why"
 done
-# ipoib_of H/P: the IPoIB netdev of a port (its hardware address ends
-# with the port's GID), here or in the peer (peer_ipoib).
-ipoib_of() {
-	for _n in /sys/class/net/*; do
-		[ "$(tr -d : <"$_n/address" 2>/dev/null | cut -c9-40)" = "$(port_gidhex "$1")" ] &&
-			echo "${_n##*/}"
-	done
-}
 AIP=$NET_A.1 BIP=$NET_B.1
-wait_for 20 sh -c "[ -n \"\$(ls /sys/class/net | grep '^ib')\" ]" || true
-AND=$(ipoib_of "$AP")
+# The IPoIB netdevs of a1 here and b1 in the peer (ib_ipoib makes them as
+# the devices come).
 BGH=$(port_gidhex "$BP")
-# shellcheck disable=SC2016 # expanded in the peer
-BND=$(peer 'for i in $(seq 100); do
-	for n in /sys/class/net/*; do
-		[ "$(tr -d : <$n/address 2>/dev/null | cut -c9-40)" = '"$BGH"' ] && { echo ${n##*/}; exit 0; }
-	done
-	sleep 0.2
-done; exit 1')
+wait_for 20 sh -c ". /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $(port_gidhex "$AP"))\" ]" || true
+AND=$(ipoib_by_gid "$(port_gidhex "$AP")")
+BND=$(peer ". /ibr/lib/guest.sh; wait_for 20 sh -c '. /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $BGH)\" ]'; ipoib_by_gid $BGH")
 if [ -n "$AND" ] && [ -n "$BND" ]; then
 	# Each side reaches the other's subnet through a gateway on its
 	# IPoIB netdev: the kernel then asks userspace for the GID (a1), and

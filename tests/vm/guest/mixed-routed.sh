@@ -333,13 +333,6 @@ if svc_map_b2 on; then
 	# drops untouched: at b1 nothing but probes, no APR back, b1's
 	# connection unharmed (its DREQ/DREP); the stock kernel counts what
 	# it received (cm_rx_msgs/lap).
-	rec() { # FILE PREFIX: a PathRecord from simfab-cm's path lines
-		for _k in service_id dgid sgid dlid slid raw_traffic flow_label hop_limit \
-			tclass reversible numb_path pkey qos_class sl mtu_selector mtu \
-			rate_selector rate packet_life_selector packet_life preference; do
-			printf '%s=%s ' "$_k" "$(out "$1" "${2}path[0].$_k")"
-		done
-	}
 	ALT="path flags=0x0d $(rec /tmp/mx-svc.out cli.) "
 	ALT=$(echo "$ALT" | sed "s/ dlid=[^ ]* / dlid=$RB_ALID /")
 	ALT_RET="path flags=0x14 $(rec /tmp/mx-own.out '')"

@@ -90,14 +90,6 @@ RA=$(route_via "$A" "$PB")
 RA_A=$(rport "$RA" "$A") RA_B=$(rport "$RA" "$B")
 RA_BLID=$(topo_port "$RA_B" lid)
 
-# rec FILE: record 0 of a query-path output as simfab-cm 'path' keys.
-rec() {
-	for _k in service_id dgid sgid dlid slid raw_traffic flow_label hop_limit \
-		tclass reversible numb_path pkey qos_class sl mtu_selector mtu \
-		rate_selector rate packet_life_selector packet_life preference; do
-		printf '%s=%s ' "$_k" "$(out "$1" "path[0].$_k")"
-	done
-}
 # own NAME FROM TO: FROM's own SA's record FROM -> TO (resolve-route).
 own() {
 	timeout 30 "$CM" 'id x ps=ib' "bind gid=$(port_gid "$2")" \

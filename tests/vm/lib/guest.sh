@@ -272,6 +272,15 @@ peer_wait() {
 	wait_for "$1" peer true
 }
 
+# ipoib_by_gid HEX: the IPoIB netdev whose hardware address ends with the
+# GID HEX (32 hex digits; the address is 4 bytes of QPN, then the GID).
+ipoib_by_gid() {
+	for _n in /sys/class/net/*; do
+		[ "$(tr -d : <"$_n/address" 2>/dev/null | cut -c9-40)" = "$1" ] &&
+			echo "${_n##*/}"
+	done
+}
+
 # ---- NVMe over Fabrics (nvmeof-rxe, mixed-nvmeof) ----------------------------
 NVMET_CFG=/sys/kernel/config/nvmet
 # nvmet_up NQN FILE IP PORT: nvmet-rdma loaded and a subsystem NQN (any

@@ -203,6 +203,16 @@ out() {
 	awk -v k="$2=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' "$1"
 }
 
+# rec FILE [TAG.]: record 0 of a query-path output (under that tag) as
+# simfab-cm 'path' keys.
+rec() {
+	for _k in service_id dgid sgid dlid slid raw_traffic flow_label hop_limit \
+		tclass reversible numb_path pkey qos_class sl mtu_selector mtu \
+		rate_selector rate packet_life_selector packet_life preference; do
+		printf '%s=%s ' "$_k" "$(out "$1" "${2:-}path[0].$_k")"
+	done
+}
+
 # capf LINE KEY: a key=value field of a capture line.
 capf() {
 	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
