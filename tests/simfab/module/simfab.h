@@ -98,6 +98,7 @@ struct sf_port {
 	u64 ud_tx, ud_rx;	/* UD packets (not QP1) sent and taken */
 	u64 mc_tx, mc_rx;	/* of them multicast: sent, copies taken */
 	u64 mtu_drops;		/* longer than this port's MTU (drop-mtu) */
+	u64 down_drops;		/* for it while it was down (drop-port-down) */
 	u64 vl_drops;		/* SL mapped to VL15 or a VL not run here */
 };
 

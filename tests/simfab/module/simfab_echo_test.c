@@ -21,6 +21,23 @@
  * log (simfab_echo_* results, "# client KEY=VALUE" diagnostics), the load
  * returns when done. Messages larger than the path MTU go as several
  * packets: len larger than both subnets' MTUs crosses both.
+ *
+ * Path migration (IBA 17.2.8), for a test that fails a router under
+ * traffic: with alt_dlid the client gives its connection an alternate
+ * before connecting, the primary's forward record with that DLID (the
+ * other router's port on its subnet) and the primary's return record
+ * (alt_ret_dlid: another DLID for it), through the overlay's
+ * rdma_set_ib_alt_path(), looked up at run time so that the module
+ * still loads on a stock kernel (the server never needs it). With
+ * stream_ms the client then sends len-byte echoes for that long after
+ * "# client stream begins", each compared, and reports the longest
+ * round. Both ends log their QP's path migration events; as nvmet-rdma
+ * and nvme-rdma, they tell rdma_cm only of IB_EVENT_COMM_EST, unless
+ * notify_mig=1, with which they also report IB_EVENT_PATH_MIG through
+ * rdma_notify() so that their CM sends its messages on the new path.
+ * ack_timeout sets both QPs' Local ACK Timeout as a consumer may
+ * (rdma_set_ack_timeout()): routed.topo's packet lifetimes give 8 s and
+ * more per try, longer than a test can wait for a migration.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -28,6 +45,7 @@
 #include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/workqueue.h>
+#include <linux/ktime.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -54,6 +72,21 @@ MODULE_PARM_DESC(wait_ms, "client: how long to wait for each step or completion,
 static int retry = 7;
 module_param(retry, int, 0444);
 MODULE_PARM_DESC(retry, "client: retry_count of the connection");
+static uint alt_dlid;
+module_param(alt_dlid, uint, 0444);
+MODULE_PARM_DESC(alt_dlid, "client: an alternate path, the primary's forward record with this DLID (0: none)");
+static uint alt_ret_dlid;
+module_param(alt_ret_dlid, uint, 0444);
+MODULE_PARM_DESC(alt_ret_dlid, "client: the alternate's return record's DLID (0: the primary return record's)");
+static int stream_ms;
+module_param(stream_ms, int, 0444);
+MODULE_PARM_DESC(stream_ms, "client: echo len-byte messages for this long after the sizes (0: no stream)");
+static int ack_timeout = -1;
+module_param(ack_timeout, int, 0444);
+MODULE_PARM_DESC(ack_timeout, "the QP's Local ACK Timeout through rdma_set_ack_timeout() (-1: rdma_cm's, from the path)");
+static bool notify_mig;
+module_param(notify_mig, bool, 0444);
+MODULE_PARM_DESC(notify_mig, "report IB_EVENT_PATH_MIG to rdma_cm (rdma_notify), as nvme-rdma does not");
 
 #define E_MAX_LEN	65536	/* simfab's largest RC message */
 #define E_MIN_LEN	4096
@@ -145,13 +178,50 @@ static void e_log_qp(const char *who, struct ib_qp *qp)
 		pr_info("simfab_echo: %s qp=none\n", who);
 		return;
 	}
-	pr_info("simfab_echo: %s qp dlid=%u sl=%u mtu=%u rate=%u global=%d dgid=%pI6 hop=%u timeout=%u dqpn=%u\n",
+	pr_info("simfab_echo: %s qp dlid=%u sl=%u mtu=%u rate=%u global=%d dgid=%pI6 hop=%u timeout=%u dqpn=%u mig=%u alt_dlid=%u alt_sl=%u\n",
 		who, rdma_ah_get_dlid(&a.ah_attr), rdma_ah_get_sl(&a.ah_attr),
 		a.path_mtu, rdma_ah_get_static_rate(&a.ah_attr),
 		!!(rdma_ah_get_ah_flags(&a.ah_attr) & IB_AH_GRH),
 		rdma_ah_read_grh(&a.ah_attr)->dgid.raw,
 		rdma_ah_read_grh(&a.ah_attr)->hop_limit, a.timeout,
-		a.dest_qp_num);
+		a.dest_qp_num, a.path_mig_state,
+		rdma_ah_get_dlid(&a.alt_ah_attr), rdma_ah_get_sl(&a.alt_ah_attr));
+}
+
+/*
+ * A QP's asynchronous event, as nvmet-rdma handles one: the first packet
+ * before the RTU establishes the connection (rdma_notify), anything else
+ * is logged; a path migration is reported to rdma_cm only with notify_mig.
+ */
+static void e_qp_event(struct ib_event *ev, struct rdma_cm_id *id,
+		       const char *who)
+{
+	char what[32];
+	int ret;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+		rdma_notify(id, ev->event);
+		break;
+	case IB_EVENT_PATH_MIG:
+		ret = notify_mig ? rdma_notify(id, ev->event) : 0;
+		pr_info("simfab_echo: %s qp event %s notified=%d ret=%d\n", who,
+			ib_event_msg(ev->event), notify_mig, ret);
+		snprintf(what, sizeof(what), "%s migrated", who);
+		e_log_qp(what, id->qp);
+		break;
+	default:
+		pr_info("simfab_echo: %s qp event %s\n", who,
+			ib_event_msg(ev->event));
+		break;
+	}
+}
+
+static void e_server_qp_event(struct ib_event *ev, void *context)
+{
+	struct e_conn *c = context;
+
+	e_qp_event(ev, c->id, "server");
 }
 
 /* What a connection holds besides its id (any part may not be there). */
@@ -236,7 +306,11 @@ static int e_accept(struct rdma_cm_id *id)
 	}
 	qa.send_cq = c->cq;
 	qa.recv_cq = c->cq;
+	qa.event_handler = e_server_qp_event;
+	qa.qp_context = c;
 	ret = rdma_create_qp(id, c->pd, &qa);
+	if (!ret && ack_timeout >= 0)
+		ret = rdma_set_ack_timeout(id, ack_timeout);
 	if (ret)
 		goto err;
 	ret = e_post_recv(c);
@@ -521,6 +595,49 @@ static void e_case_rdma(u32 n)
 		 st ? why : "the data read back differs");
 }
 
+static void e_client_qp_event(struct ib_event *ev, void *context)
+{
+	e_qp_event(ev, e_cli.id, "client");
+}
+
+typedef int (*e_set_alt_fn)(struct rdma_cm_id *id,
+			    const struct sa_path_rec *alt,
+			    const struct sa_path_rec *alt_inbound);
+
+/*
+ * The alternate: the primary's forward record through another DLID, and
+ * its return record (another DLID too, with alt_ret_dlid). Only the
+ * overlay's rdma_cm takes an alternate from a kernel consumer.
+ */
+static int e_client_alt(void)
+{
+	struct rdma_route *rt = &e_cli.id->route;
+	struct sa_path_rec alt, alt_in;
+	e_set_alt_fn set_alt;
+	int ret;
+
+	if (!rt->path_rec || rt->num_pri_alt_paths != 1)
+		return -EINVAL;
+	set_alt = (e_set_alt_fn)__symbol_get("rdma_set_ib_alt_path");
+	if (!set_alt) {
+		pr_info("# client no rdma_set_ib_alt_path: not the overlay's rdma_cm\n");
+		return -EOPNOTSUPP;
+	}
+	alt = rt->path_rec[0];
+	sa_path_set_dlid(&alt, alt_dlid);
+	if (rt->path_rec_inbound) {
+		alt_in = *rt->path_rec_inbound;
+		if (alt_ret_dlid)
+			sa_path_set_dlid(&alt_in, alt_ret_dlid);
+	}
+	ret = set_alt(e_cli.id, &alt, rt->path_rec_inbound ? &alt_in : NULL);
+	__symbol_put("rdma_set_ib_alt_path");
+	pr_info("# client alternate dlid=%u ret_dlid=%u ret=%d\n", alt_dlid,
+		rt->path_rec_inbound ?
+		be32_to_cpu(sa_path_get_dlid(&alt_in)) : 0, ret);
+	return ret;
+}
+
 static int e_client_setup(void)
 {
 	struct ib_qp_init_attr qa = {
@@ -549,6 +666,8 @@ static int e_client_setup(void)
 	      rdma_resolve_addr(e_cli.id, (struct sockaddr *)&src,
 				(struct sockaddr *)&dst, 5000) ?: e_wait() ?:
 	      rdma_resolve_route(e_cli.id, 8000) ?: e_wait();
+	if (!ret && alt_dlid)
+		ret = e_client_alt();
 	if (ret)
 		return ret;
 	e_cli.pd = ib_alloc_pd(e_cli.id->device, 0);
@@ -575,7 +694,10 @@ static int e_client_setup(void)
 	}
 	qa.send_cq = e_cli.cq;
 	qa.recv_cq = e_cli.cq;
+	qa.event_handler = e_client_qp_event;
 	ret = rdma_create_qp(e_cli.id, e_cli.pd, &qa);
+	if (!ret && ack_timeout >= 0)
+		ret = rdma_set_ack_timeout(e_cli.id, ack_timeout);
 	if (ret)
 		return ret;
 	return rdma_connect(e_cli.id, &cp) ?: e_wait();
@@ -599,6 +721,54 @@ static void e_client_teardown(void)
 	rdma_destroy_id(e_cli.id);
 }
 
+/*
+ * len-byte SEND echoes for stream_ms, each compared; the longest round
+ * is the longest stall the traffic saw (a migration's retries).
+ */
+static void e_case_stream(void)
+{
+	ktime_t start = ktime_get(), t;
+	u64 longest = 0, us;
+	char why[96];
+	u32 rounds = 0;
+	int st = 0;
+
+	e_log_qp("client before stream", e_cli.id->qp);
+	pr_info("# client stream begins\n");
+	while (ktime_ms_delta(ktime_get(), start) < stream_ms) {
+		struct ib_wc wc, got = {};
+		int seen = 0;
+
+		t = ktime_get();
+		e_fill(e_at(E_SEND), len, rounds);
+		memset(e_at(E_RECV), 0, len);
+		if (e_post_recv_cli() || e_post(IB_WR_SEND, E_SEND, len)) {
+			st = -EIO;
+			break;
+		}
+		while (seen < 2 && st == 0) {
+			st = e_poll(&wc);
+			if (st == 0 && wc.wr_id == E_RECV)
+				got = wc;
+			seen++;
+		}
+		if (st || got.byte_len != len ||
+		    memcmp(e_at(E_RECV), e_at(E_SEND), len)) {
+			st = st ?: -EBADMSG;
+			break;
+		}
+		us = ktime_us_delta(ktime_get(), t);
+		longest = max(longest, us);
+		rounds++;
+	}
+	pr_info("# client stream rounds=%u longest_us=%llu status=%d\n", rounds,
+		longest, st);
+	snprintf(why, sizeof(why), "round %u: status %d (%s)", rounds, st,
+		 st > 0 ? ib_wc_status_msg(st) : "none");
+	e_result(st == 0 && rounds > 0, "stream", why);
+	e_log_qp("client after stream", e_cli.id->qp);
+}
+
 static void e_client_run(void)
 {
 	char why[64];
@@ -618,6 +788,8 @@ static void e_client_run(void)
 			if (n == len)
 				break;
 		}
+		if (stream_ms > 0)
+			e_case_stream();
 		ret = rdma_disconnect(e_cli.id) ?: e_wait();
 		snprintf(why, sizeof(why), "disconnect: %d", ret);
 		e_result(!ret && e_cli.disconnected, "disconnect", why);
@@ -628,7 +800,7 @@ static void e_client_run(void)
 
 static int __init e_init(void)
 {
-	if (len < E_MIN_LEN || len > E_MAX_LEN)
+	if (len < E_MIN_LEN || len > E_MAX_LEN || ack_timeout > 31)
 		return -EINVAL;
 	if (!strcmp(role, "server"))
 		return e_server_start();

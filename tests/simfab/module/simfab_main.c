@@ -2016,8 +2016,12 @@ static const char *sf_rx(struct sf_pkt *pkt, unsigned int *delay_ms)
 	/* A link that is down carries nothing (IBA 7.2: only Active ports
 	 * forward data packets).
 	 */
-	if (dst->down || (pkt->src && pkt->src->down))
+	if (dst->down || (pkt->src && pkt->src->down)) {
+		/* a switch's PortXmitDiscards on its egress to @dst */
+		if (dst->down)
+			dst->down_drops++;
 		return "drop-port-down";
+	}
 	/* A partitioned subnet: its two sides do not reach each other. */
 	if (pkt->src && pkt->src->side != dst->side)
 		return "drop-partition";
@@ -2390,6 +2394,9 @@ static void sf_counters_port(struct seq_file *m, struct sf_port *port)
 	if (port->vl_drops)
 		seq_printf(m, "port=%s/%d drop-vl=%llu\n",
 			   sf_port_owner(port), port->hnum, port->vl_drops);
+	if (port->down_drops)
+		seq_printf(m, "port=%s/%d drop-port-down=%llu\n",
+			   sf_port_owner(port), port->hnum, port->down_drops);
 	if (port->ud_tx || port->ud_rx || port->mc_rx)
 		seq_printf(m, "port=%s/%d ud tx=%llu rx=%llu mc_tx=%llu mc_rx=%llu\n",
 			   sf_port_owner(port), port->hnum, port->ud_tx,
