@@ -549,31 +549,46 @@ static void e_fill(u8 *p, u32 n, u32 seed)
 		p[i] = (u8)(seed + i * 7 + (i >> 8));
 }
 
-/* SEND n bytes; the echo must come back whole. */
-static void e_case_send(u32 n)
+/*
+ * SEND n bytes of a pattern from @seed and wait for its echo: 0 when it
+ * came back whole and equal, else a completion status (> 0), -EBADMSG
+ * (a wrong echo) or a negative errno; the echo's length in @got.
+ */
+static int e_echo(u32 n, u32 seed, u32 *got)
 {
-	char name[32], why[96];
-	struct ib_wc wc, got = {};
+	struct ib_wc wc, echo = {};
 	int st = 0, seen = 0;
 
-	snprintf(name, sizeof(name), "send_echo_%u", n);
-	e_fill(e_at(E_SEND), n, n);
+	e_fill(e_at(E_SEND), n, seed);
 	memset(e_at(E_RECV), 0, len);
-	if (e_post_recv_cli() || e_post(IB_WR_SEND, E_SEND, n)) {
-		e_result(false, name, "post failed");
-		return;
-	}
+	if (e_post_recv_cli() || e_post(IB_WR_SEND, E_SEND, n))
+		return -EIO;
 	/* the SEND's completion and the echo's, in either order */
 	while (seen < 2 && st == 0) {
 		st = e_poll(&wc);
 		if (st == 0 && wc.wr_id == E_RECV)
-			got = wc;
+			echo = wc;
 		seen++;
 	}
+	*got = echo.byte_len;
+	if (st)
+		return st;
+	return echo.byte_len == n &&
+	       !memcmp(e_at(E_RECV), e_at(E_SEND), n) ? 0 : -EBADMSG;
+}
+
+/* SEND n bytes; the echo must come back whole. */
+static void e_case_send(u32 n)
+{
+	char name[32], why[96];
+	u32 got = 0;
+	int st;
+
+	snprintf(name, sizeof(name), "send_echo_%u", n);
+	st = e_echo(n, n, &got);
 	snprintf(why, sizeof(why), "status %d (%s), echo %u bytes", st,
-		 st > 0 ? ib_wc_status_msg(st) : "none", got.byte_len);
-	e_result(st == 0 && got.byte_len == n &&
-		 !memcmp(e_at(E_RECV), e_at(E_SEND), n), name, why);
+		 st > 0 ? ib_wc_status_msg(st) : "none", got);
+	e_result(!st, name, why);
 }
 
 /* RDMA WRITE n bytes into the server's region, READ them back. */
@@ -736,27 +751,12 @@ static void e_case_stream(void)
 	e_log_qp("client before stream", e_cli.id->qp);
 	pr_info("# client stream begins\n");
 	while (ktime_ms_delta(ktime_get(), start) < stream_ms) {
-		struct ib_wc wc, got = {};
-		int seen = 0;
+		u32 got;
 
 		t = ktime_get();
-		e_fill(e_at(E_SEND), len, rounds);
-		memset(e_at(E_RECV), 0, len);
-		if (e_post_recv_cli() || e_post(IB_WR_SEND, E_SEND, len)) {
-			st = -EIO;
+		st = e_echo(len, rounds, &got);
+		if (st)
 			break;
-		}
-		while (seen < 2 && st == 0) {
-			st = e_poll(&wc);
-			if (st == 0 && wc.wr_id == E_RECV)
-				got = wc;
-			seen++;
-		}
-		if (st || got.byte_len != len ||
-		    memcmp(e_at(E_RECV), e_at(E_SEND), len)) {
-			st = st ?: -EBADMSG;
-			break;
-		}
 		us = ktime_us_delta(ktime_get(), t);
 		longest = max(longest, us);
 		rounds++;

@@ -52,18 +52,13 @@ if ! has_mod simfab || ! has_mod simfab_echo_test || [ ! -f "$TOPOFILE" ] || ! h
 fi
 mark=$(dmesg_mark)
 
-if peer_wait 240; then
-	t_pass $T:peer-up
-else
-	t_fail $T:peer-up "the peer guest's agent did not answer at $PEER_IP within 240 s"
+if ! peer_up; then
 	t_summary
 	exit 0
 fi
-pmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
-peer 'modprobe rdma_ucm' >/tmp/mapm-peer-load.out 2>&1
 chk_begin
 peer_in_tree
-chk_end peer-in-tree-stack /tmp/mapm-peer-load.out /tmp/mixed-peer-stack.out
+chk_end peer-in-tree-stack /tmp/mixed-peer-modprobe.out /tmp/mixed-peer-stack.out
 if ! mixed_load "ib_remote_sa rdma_ucm" rdma_ucm; then
 	t_fail $T:load "simfab with routed.topo (b1 in the peer) did not load in both guests"
 	diag_file /tmp/mixed-peer-load.out
@@ -198,13 +193,7 @@ apm_run quiet 7801 0
 apm_run notify 7802 1
 
 svc_map_b2 off
-peer ". /ibr/lib/guest.sh; dmesg_since $pmark" >/tmp/mapm-peer.dmesg
-if trouble /tmp/mapm-peer.dmesg >/tmp/mapm-peer.trouble; then
-	diag_file /tmp/mapm-peer.trouble
-	t_fail $T:peer-dmesg "kernel trouble in the peer during the test"
-else
-	t_pass $T:peer-dmesg
-fi
+peer_dmesg peer-dmesg "the peer during the test"
 peer "rmmod simfab" >/dev/null 2>&1
 rmmod simfab
 chk_dmesg $T "$mark"

@@ -66,14 +66,9 @@ if [ ! -x $NVME ] || [ ! -x $IPRD ]; then
 fi
 [ -x $NVME ] || NVME=$(command -v nvme)
 mark=$(dmesg_mark)
-if ! peer_wait 240; then
-	t_fail $T:peer-up "the peer guest's agent did not answer at $PEER_IP within 240 s"
-	done_
-fi
-pmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
+peer_up || done_
 
 # ---- both kernels: the stacks, simfab, IPoIB --------------------------------------
-peer 'modprobe rdma_ucm' >/dev/null 2>&1
 chk_begin
 peer_in_tree
 if mixed_load "ib_remote_sa rdma_ucm ib_ipoib" "rdma_ucm ib_ipoib"; then
@@ -209,13 +204,7 @@ wait $ipr 2>/dev/null
 svc_map_b2 off
 
 # ---- both kernels' logs ---------------------------------------------------------------
-peer ". /ibr/lib/guest.sh; dmesg_since $pmark" >/tmp/mn-peer.dmesg
-if trouble /tmp/mn-peer.dmesg >/tmp/mn-peer.trouble; then
-	diag_file /tmp/mn-peer.trouble
-	t_fail $T:nvmf:peer-dmesg "kernel trouble in the target's kernel"
-else
-	t_pass $T:nvmf:peer-dmesg
-fi
+peer_dmesg nvmf:peer-dmesg "the target's kernel"
 unload_tree ib_ipoib 2>/dev/null
 peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; rmmod simfab" >/dev/null 2>&1
 rmmod simfab 2>/dev/null

@@ -48,20 +48,14 @@ fi
 mark=$(dmesg_mark)
 
 # ---- the peer ------------------------------------------------------------------
-if peer_wait 240; then
-	t_pass $T:peer-up
-else
-	t_fail $T:peer-up "the peer guest's agent did not answer at $PEER_IP within 240 s"
+if ! peer_up; then
 	t_summary
 	exit 0
 fi
-pmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
-
 # The peer runs the distribution's stack; this guest the overlay's.
-peer 'modprobe rdma_ucm' >/tmp/mx-peer-load.out 2>&1
 chk_begin
 peer_in_tree
-chk_end peer-in-tree-stack /tmp/mx-peer-load.out /tmp/mixed-peer-stack.out
+chk_end peer-in-tree-stack /tmp/mixed-peer-modprobe.out /tmp/mixed-peer-stack.out
 
 # ---- simfab in both kernels ----------------------------------------------------------
 if mixed_load "ib_remote_sa rdma_ucm" rdma_ucm; then
@@ -485,13 +479,7 @@ chk_num bad "$(capf "$_l" bad)" 0
 chk_num peer-bad "$(capf "$_pl" bad)" 0
 [ "$(capf "$_l" tx)" -gt 0 ] && [ "$(capf "$_pl" rx)" -gt 0 ] || _bad="$_bad no-frames: $_l / $_pl"
 chk_end link-counters
-peer ". /ibr/lib/guest.sh; dmesg_since $pmark" >/tmp/mx-peer.dmesg
-if trouble /tmp/mx-peer.dmesg >/tmp/mx-peer.trouble; then
-	diag_file /tmp/mx-peer.trouble
-	t_fail $T:peer-dmesg "kernel trouble in the peer during the test"
-else
-	t_pass $T:peer-dmesg
-fi
+peer_dmesg peer-dmesg "the peer during the test"
 peer "rmmod simfab" >/dev/null 2>&1
 rmmod simfab
 chk_dmesg $T "$mark"

@@ -406,6 +406,33 @@ mixed_load() {
 sf_load_topo -o ' guest=2 link=eth0' /tmp/mixed.topo $2" >/tmp/mixed-peer-load.out 2>&1
 }
 
+# peer_up: the peer answers ($T:peer-up; 1 when it does not, and the
+# test ends), the mark of its kernel log in $pmark, the distribution's
+# stack loaded there (its modprobe's output in
+# /tmp/mixed-peer-modprobe.out).
+peer_up() {
+	if ! peer_wait 240; then
+		t_fail "$T:peer-up" "the peer guest's agent did not answer at $PEER_IP within 240 s"
+		return 1
+	fi
+	t_pass "$T:peer-up"
+	# shellcheck disable=SC2034 # for the sourcing test
+	pmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
+	peer 'modprobe rdma_ucm' >/tmp/mixed-peer-modprobe.out 2>&1
+}
+
+# peer_dmesg NAME WHOSE: nothing bad in the peer's kernel log since
+# $pmark ($T:NAME; WHOSE names that kernel in a failure).
+peer_dmesg() {
+	peer ". /ibr/lib/guest.sh; dmesg_since $pmark" >/tmp/mixed-peer.dmesg
+	if trouble /tmp/mixed-peer.dmesg >/tmp/mixed-peer.trouble; then
+		diag_file /tmp/mixed-peer.trouble
+		t_fail "$T:$1" "kernel trouble in $2"
+	else
+		t_pass "$T:$1"
+	fi
+}
+
 # peer_in_tree: the peer's CM modules are the kernel's own: modprobe
 # finds them in kernel/ (not updates/), the loaded ones are not out of
 # tree (no O taint) and carry no version (the overlay's carry its stamp),
