@@ -1,9 +1,10 @@
 #!/bin/sh
 # shellcheck shell=sh
-# NVMe over Fabrics across the IB router to a stock target (issue 26 item
-# 6; tests/vm/README.md "vm-mixed"): the kernel's own nvmet-rdma target on
-# b1 in the peer guest (the distribution's stack, no overlay), the
-# kernel's own nvme-rdma host on a1 here (the overlay), addressed by IP
+# NVMe over Fabrics across the IB router to a stock target and to an
+# overlay one (issue 26 item 6; tests/vm/README.md "vm-mixed"): the
+# kernel's own nvmet-rdma target on b1 in the peer guest (the
+# distribution's stack, then the overlay), the kernel's own nvme-rdma
+# host on a1 here (the overlay), addressed by IP
 # over IPoIB: a1's route to B's IP subnet has a gateway, so ib_core asks
 # userspace for the target's GID and ib-routed-ipresolved answers it from
 # a host file; rdma_cm resolves the route through the router with the
@@ -11,19 +12,24 @@
 #
 # nvmf:stack        the peer runs the distribution's stack, this guest the
 #                   overlay's; simfab, IPoIB and the addresses in both
-# nvmf:target       in the peer: a subsystem with one namespace (16 MiB on
+# Then, for a stock target (nvmf:*) and with the overlay on both ends
+# (nvmf-ovl:*: the peer switched to its kernel's overlay, guest.sh
+# overlay_in, and back to the distribution's stack after it):
+# PFX:target        in the peer: a subsystem with one namespace (16 MiB on
 #                   tmpfs) on an RDMA port at b1's IPoIB address
-# nvmf:connect      nvme-cli's `nvme connect -t rdma` here: the controller
+# PFX:connect       nvme-cli's `nvme connect -t rdma` here: the controller
 #                   live over rdma at that address, its namespace present
-# nvmf:path         the connection went through the router: the REQ at
+# PFX:path          the connection went through the router: the REQ at
 #                   b1 from the router's port, with the return record's
-#                   LID of b1 and B's SA's SL, the queues' QPs on the
-#                   end-to-end MTU
-# nvmf:io           4 MiB of random data written and read back (page cache
+#                   LID of b1 and B's SA's SL, the end-to-end MTU; b1's own
+#                   packets on the router's map's SL (stock: the LRH's) or
+#                   on B's SA's (overlay: the REQ's)
+# PFX:io            4 MiB of random data written and read back (page cache
 #                   dropped), equal, and equal to the target's file in the
 #                   peer
-# nvmf:disconnect   `nvme disconnect`, the target torn down, no rdma_cm id
+# PFX:disconnect    `nvme disconnect`, the target torn down, no rdma_cm id
 #                   left on either side
+# nvmf-ovl:peer-overlay, nvmf-ovl:peer-stock-again  the peer's switches
 # nvmf:peer-dmesg   the target's kernel: nothing bad in its log
 #
 # Skips without simfab.ko, ib_ipoib, the NVMe modules, nvme-cli,
@@ -37,18 +43,12 @@ T=mixed-nvmeof
 D=/sys/kernel/debug/simfab
 TOPO=/tmp/mn.topo
 NVME=/usr/sbin/nvme
-IPRD=/usr/sbin/ib-routed-ipresolved
 NQN=nqn.2026-12.org.ib-routed:mixed-nvmeof
 HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
 HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/mixed-nvmeof.img
 MIB=4
-# IPv4 subnets of A and B (RFC 1918), each host's address by its number.
-NET_A=10.10.1 NET_B=10.10.2
-P=/sys/module/rdma_cm/parameters
-IP=/usr/sbin/ip
-[ -x $IP ] || IP=/bin/ip
 
 done_() {
 	t_summary
@@ -79,129 +79,129 @@ fi
 for m in ib_cm rdma_cm; do
 	overlay_check $m || _bad="$_bad $why"
 done
-AIP=$NET_A.1 BIP=$NET_B.1
-# The IPoIB netdevs of a1 here and b1 in the peer (ib_ipoib makes them as
-# the devices come).
-BGH=$(port_gidhex "$BP")
-wait_for 20 sh -c ". /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $(port_gidhex "$AP"))\" ]" || true
-AND=$(ipoib_by_gid "$(port_gidhex "$AP")")
-BND=$(peer ". /ibr/lib/guest.sh; wait_for 20 sh -c '. /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $BGH)\" ]'; ipoib_by_gid $BGH")
-if [ -n "$AND" ] && [ -n "$BND" ]; then
-	# Each side reaches the other's subnet through a gateway on its
-	# IPoIB netdev: the kernel then asks userspace for the GID (a1), and
-	# rdma_cm's check of an incoming REQ finds the route back (b1).
-	$IP addr add $AIP/24 dev "$AND" && $IP link set "$AND" up &&
-		$IP route add $NET_B.0/24 via $NET_A.254 dev "$AND" || _bad="$_bad a1-addr"
-	peer "ip addr add $BIP/24 dev $BND && ip link set $BND up &&
-		ip route add $NET_A.0/24 via $NET_B.254 dev $BND" || _bad="$_bad b1-addr"
-else
-	_bad="$_bad no-ipoib-netdev a1=${AND:-none} b1=${BND:-none}"
-fi
-# The service node for B, and the return record asked for.
-[ -w $P/remote_sa ] && echo Y >$P/remote_sa
-svc_map_b2 on || _bad="$_bad service-map"
-# ib-routed-ipresolved: b1's GID for its IP, from a host file for B.
-mkdir -p /tmp/mn-ipr
-BGP=$(hex_gid "$(printf '%016x' "$(topo_subnet "$B" prefix)")0000000000000000")
-printf '%s 0x%s b1\n' "$BIP" "$(echo "$BGH" | cut -c17-32)" >/tmp/mn-ipr/b.hosts
-printf 'subnet %s.0/24 gid-prefix %s hosts b.hosts\npath-queries refuse\n' "$NET_B" "$BGP" >/tmp/mn-ipr/ipresolved.conf
-$IPRD -c /tmp/mn-ipr/ipresolved.conf >/tmp/mn-ipr/log 2>&1 &
-ipr=$!
-wait_for 5 grep -q 'listening on the RDMA netlink' /tmp/mn-ipr/log || _bad="$_bad ipresolved-not-listening"
-chk_end nvmf:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mn-ipr/log
+mixed_ip_up
+chk_end nvmf:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mixed-ipr/log
 diag "a1 $AND $AIP, b1 $BND $BIP in the peer; RA=$RA RB=$RB MTU_E=$MTU_E SL_R=$SL_R"
 
-# ---- the target, in the peer --------------------------------------------------------
-if peer ". /ibr/lib/guest.sh; nvmet_up $NQN $IMG $BIP $PORT || { echo \"\$why\"; exit 1; }" >/tmp/mn-target.out 2>&1; then
-	t_pass $T:nvmf:target
-else
-	t_fail $T:nvmf:target "$(tail -n 1 /tmp/mn-target.out)"
-fi
-
-# ---- the host, here ---------------------------------------------------------------
-echo clear >$D/ctl
-peer "echo clear >$D/ctl"
-modprobe nvme_rdma
-ctrl='' ns=''
-_bad=
-# An explicit host NQN and ID, one pair: nvme-cli's defaults (from DMI,
-# zeros in QEMU) may pair another ID with the kernel's default host's,
-# which 6.12 and later refuse ("found same hostid ... but different
-# hostnqn").
-if $NVME connect -t rdma -a $BIP -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
-	>/tmp/mn-connect.out 2>&1; then
-	nvme_find $NQN $BIP $PORT || _bad=$why
-else
-	_bad="nvme connect: $(tail -n 1 /tmp/mn-connect.out)"
-fi
-cat $D/capture >/tmp/mn.cap
-peer "cat $D/capture" >/tmp/mn.pcap
-if [ -z "$_bad" ]; then
-	t_pass $T:nvmf:connect
-	diag "controller $ctrl, namespace /dev/$ns: $(cat /sys/class/nvme/"$ctrl"/address)"
-else
-	t_fail $T:nvmf:connect "$_bad"
-	diag_file /tmp/mn-connect.out
-	diag_file /tmp/mn-ipr/log
-	grep ' rc op=' /tmp/mn.cap | sed 's/ sgid=[^ ]* dgid=[^ ]*//' | tail -n 40 >/tmp/mn.cap.short
-	diag_file /tmp/mn.cap.short
-	peer "grep ' rc op=' $D/capture" | sed 's/ sgid=[^ ]* dgid=[^ ]*//' | tail -n 20 >/tmp/mn.pcap.short
-	diag_file /tmp/mn.pcap.short
-fi
-
-# The admin queue's REQ (the first): through RA, at b1 in the peer with
-# the router's SLID on B; b1's LID and B's SA's SL from the return
-# record; the end-to-end MTU. Every queue's REQ alike.
-chk_begin
-_reqs=$(grep -c " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap)
-_req=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap | head -n 1)
-if [ -z "$_req" ]; then
-	_bad="no REQ at b1 in the peer's capture"
-else
-	_m=$(capf "$_req" mad)
-	chk_num lrh-slid "$(capf "$_req" slid)" "$RA_BLID"
-	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
-	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
-	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
-	[ "$_reqs" -ge 2 ] || _bad="$_bad only-$_reqs-REQs(admin-and-io-queues)"
-fi
-chk_end nvmf:path /tmp/mn.pcap
-
-# ---- I/O with verification ---------------------------------------------------------
-if [ -n "$ns" ] && [ -b "/dev/$ns" ]; then
-	_bad=
-	nvme_io "$ns" $MIB /tmp/mn || _bad=$why
-	_h=$(md5sum </tmp/mn.pat | cut -d' ' -f1)
-	_t=$(peer "dd if=$IMG bs=64k count=$((MIB * 16)) 2>/dev/null | md5sum | cut -d' ' -f1")
-	chk target-file "$_t" "$_h"
-	if [ -z "$_bad" ]; then
-		t_pass $T:nvmf:io
-		diag "$MIB MiB written and read back across the router, md5 $_h"
+# nvmf_run PFX SL: the target in the peer, the host here, the path, I/O
+# and the teardown, as PFX:*; SL is the one b1's own packets carry on B
+# (through the router the REQ came by: a stock passive side takes the
+# LRH's, the router's map; the overlay's the REQ's, B's SA's).
+nvmf_run() {
+	# ---- the target, in the peer ----
+	if peer ". /ibr/lib/guest.sh; nvmet_up $NQN $IMG $BIP $PORT || { echo \"\$why\"; exit 1; }" >/tmp/mn-target.out 2>&1; then
+		t_pass "$T:$1:target"
 	else
-		t_fail $T:nvmf:io "${_bad# }"
-		dmesg_since "$mark" | grep -i 'nvme\|rdma' | tail -n 20 >/tmp/mn-io.dmesg
-		diag_file /tmp/mn-io.dmesg
+		t_fail "$T:$1:target" "$(tail -n 1 /tmp/mn-target.out)"
 	fi
-	rm -f /tmp/mn.pat /tmp/mn.back
-else
-	t_fail $T:nvmf:io "no namespace to write to"
-fi
 
-# ---- teardown ---------------------------------------------------------------------
-_bad=
-if [ -n "$ctrl" ]; then
-	$NVME disconnect -n $NQN >/tmp/mn-disc.out 2>&1 || _bad="nvme disconnect: $(tail -n 1 /tmp/mn-disc.out)"
-	wait_for 10 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
-fi
-unload_tree nvme_rdma 2>/dev/null || _bad="$_bad nvme_rdma not unloaded"
-peer ". /ibr/lib/guest.sh; nvmet_down $NQN $IMG || echo \"\$why\"; unload_tree nvmet_rdma" >/tmp/mn-down.out 2>&1 ||
-	_bad="$_bad target: $(tail -n 1 /tmp/mn-down.out)"
-_ids="$(cm_ids) $(peer '. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_ids')"
-chk ids-left "$_ids" "0 0"
-if [ -z "$_bad" ]; then t_pass $T:nvmf:disconnect; else t_fail $T:nvmf:disconnect "${_bad# }"; fi
-kill $ipr 2>/dev/null
-wait $ipr 2>/dev/null
-svc_map_b2 off
+	# ---- the host, here ----
+	echo clear >$D/ctl
+	peer "echo clear >$D/ctl"
+	modprobe nvme_rdma
+	ctrl='' ns=''
+	_bad=
+	# An explicit host NQN and ID, one pair: nvme-cli's defaults (from
+	# DMI, zeros in QEMU) may pair another ID with the kernel's default
+	# host's, which 6.12 and later refuse ("found same hostid ... but
+	# different hostnqn").
+	if $NVME connect -t rdma -a $BIP -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
+		>/tmp/mn-connect.out 2>&1; then
+		nvme_find $NQN $BIP $PORT || _bad=$why
+	else
+		_bad="nvme connect: $(tail -n 1 /tmp/mn-connect.out)"
+	fi
+	cat $D/capture >/tmp/mn.cap
+	peer "cat $D/capture" >/tmp/mn.pcap
+	if [ -z "$_bad" ]; then
+		t_pass "$T:$1:connect"
+		diag "controller $ctrl, namespace /dev/$ns: $(cat /sys/class/nvme/"$ctrl"/address)"
+	else
+		t_fail "$T:$1:connect" "$_bad"
+		diag_file /tmp/mn-connect.out
+		diag_file /tmp/mixed-ipr/log
+		grep ' rc op=' /tmp/mn.cap | sed 's/ sgid=[^ ]* dgid=[^ ]*//' | tail -n 40 >/tmp/mn.cap.short
+		diag_file /tmp/mn.cap.short
+		peer "grep ' rc op=' $D/capture" | sed 's/ sgid=[^ ]* dgid=[^ ]*//' | tail -n 20 >/tmp/mn.pcap.short
+		diag_file /tmp/mn.pcap.short
+	fi
+
+	# The admin queue's REQ (the first): through RA, at b1 in the peer
+	# with the router's SLID on B; b1's LID and B's SA's SL from the
+	# return record; the end-to-end MTU. Every queue's REQ alike. b1's
+	# own RC packets at RA's port on B: on SL $2.
+	chk_begin
+	_reqs=$(grep -c " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap)
+	_req=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap | head -n 1)
+	if [ -z "$_req" ]; then
+		_bad="no REQ at b1 in the peer's capture"
+	else
+		_m=$(capf "$_req" mad)
+		chk_num lrh-slid "$(capf "$_req" slid)" "$RA_BLID"
+		chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
+		chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
+		chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+		[ "$_reqs" -ge 2 ] || _bad="$_bad only-$_reqs-REQs(admin-and-io-queues)"
+	fi
+	_sls=$(grep -E " sn=$B at=$RA_B slid=$BLID .* rc op=.* verdict=routed" /tmp/mn.cap |
+		sed -n 's/.* sl=\([0-9]*\) .*/\1/p' | sort -u | tr '\n' ' ')
+	chk b1-sl "$_sls" "$2 "
+	chk_end "$1:path" /tmp/mn.pcap
+
+	# ---- I/O with verification ----
+	if [ -n "$ns" ] && [ -b "/dev/$ns" ]; then
+		_bad=
+		nvme_io "$ns" $MIB /tmp/mn || _bad=$why
+		_h=$(md5sum </tmp/mn.pat | cut -d' ' -f1)
+		_t=$(peer "dd if=$IMG bs=64k count=$((MIB * 16)) 2>/dev/null | md5sum | cut -d' ' -f1")
+		chk target-file "$_t" "$_h"
+		if [ -z "$_bad" ]; then
+			t_pass "$T:$1:io"
+			diag "$MIB MiB written and read back across the router, md5 $_h"
+		else
+			t_fail "$T:$1:io" "${_bad# }"
+			dmesg_since "$mark" | grep -i 'nvme\|rdma' | tail -n 20 >/tmp/mn-io.dmesg
+			diag_file /tmp/mn-io.dmesg
+		fi
+		rm -f /tmp/mn.pat /tmp/mn.back
+	else
+		t_fail "$T:$1:io" "no namespace to write to"
+	fi
+
+	# ---- teardown ----
+	_bad=
+	if [ -n "$ctrl" ]; then
+		$NVME disconnect -n $NQN >/tmp/mn-disc.out 2>&1 || _bad="nvme disconnect: $(tail -n 1 /tmp/mn-disc.out)"
+		wait_for 10 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
+	fi
+	unload_tree nvme_rdma 2>/dev/null || _bad="$_bad nvme_rdma not unloaded"
+	peer ". /ibr/lib/guest.sh; nvmet_down $NQN $IMG || echo \"\$why\"; unload_tree nvmet_rdma" >/tmp/mn-down.out 2>&1 ||
+		_bad="$_bad target: $(tail -n 1 /tmp/mn-down.out)"
+	_ids="$(cm_ids) $(peer '. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_ids')"
+	chk ids-left "$_ids" "0 0"
+	if [ -z "$_bad" ]; then t_pass "$T:$1:disconnect"; else t_fail "$T:$1:disconnect" "${_bad# }"; fi
+}
+
+# ---- a stock target: the REQ's SL unused, b1 answers on the router's map's --
+nvmf_run nvmf "$SL_IN_B"
+
+# ---- the overlay on both ends: the peer switches to its kernel's overlay
+# (guest.sh overlay_in), ib_ipoib and b1's address again; b1 answers on
+# B's SA's SL, from the REQ. Then back to the distribution's stack for the
+# tests after this one.
+chk_begin
+peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; overlay_in || { echo \"\$why\"; exit 1; }
+modprobe rdma_ucm && modprobe ib_ipoib" >/tmp/mn-ovl.out 2>&1 || _bad="overlay-in: $(tail -n 1 /tmp/mn-ovl.out)"
+[ -n "$_bad" ] || mixed_ip_peer
+chk_end nvmf-ovl:peer-overlay /tmp/mn-ovl.out
+nvmf_run nvmf-ovl "$SL_R"
+chk_begin
+peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; overlay_out || { echo \"\$why\"; exit 1; }
+modprobe rdma_ucm && modprobe ib_ipoib" >/tmp/mn-ovl.out 2>&1 || _bad="overlay-out: $(tail -n 1 /tmp/mn-ovl.out)"
+[ -n "$_bad" ] || mixed_ip_peer
+peer_in_tree
+chk_end nvmf-ovl:peer-stock-again /tmp/mn-ovl.out /tmp/mixed-peer-stack.out
+mixed_ip_down
 
 # ---- both kernels' logs ---------------------------------------------------------------
 peer_dmesg nvmf:peer-dmesg "the target's kernel"

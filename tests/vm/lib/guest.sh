@@ -114,6 +114,46 @@ overlay_check() {
 	return 0
 }
 
+# overlay_in: in a guest booted with the distribution's stack and a spare
+# overlay in /ibr/overlay (tests/vm/lib/mkinitramfs
+# IBR_VM_SPARE_OVERLAY: the mixed tier's peer), the overlay's modules
+# replace the distribution's: everything using ib_cm or iw_cm unloaded
+# (a test loads again what it needs: in-tree users such as ib_ipoib or
+# nvmet-rdma take the overlay's, whose kABI is the kernel's), the
+# overlay's inserted in dependency order, each then checked to be the
+# file inserted (its version the spare stamp's, its srcversion the
+# file's). overlay_out: back to the distribution's. Fail with $why set.
+SPARE=/ibr/overlay
+overlay_in() {
+	why=
+	[ -f $SPARE/stamp ] || { why="no spare overlay in the image ($SPARE)"; return 1; }
+	_om=$(sed -n 's/^MODULES=//p' $SPARE/stamp | tr -d '"')
+	_os=$(sed -n 's/^STAMP=//p' $SPARE/stamp | tr -d '"')
+	for _m in ib_cm iw_cm; do
+		unload_tree $_m 2>/dev/null || { why="$_m cannot be unloaded"; return 1; }
+	done
+	# The distribution's modules they need (configfs, ib_uverbs, iw_cm).
+	for _m in $_om; do
+		for _d in $(modinfo -F depends $SPARE/$_m.ko | tr , ' '); do
+			case " $_om " in *" $_d "*) ;; *) modprobe "$_d" 2>/dev/null ;; esac
+		done
+	done
+	for _m in $_om; do
+		insmod $SPARE/$_m.ko || { why="insmod $_m failed"; return 1; }
+		[ "$(cat /sys/module/$_m/version 2>/dev/null)" = "$_os" ] &&
+			[ "$(cat /sys/module/$_m/srcversion)" = "$(modinfo -F srcversion $SPARE/$_m.ko)" ] ||
+			{ why="$_m is not the spare overlay's"; return 1; }
+	done
+}
+overlay_out() {
+	why=
+	for _m in ib_cm iw_cm ib_remote_sa; do
+		unload_tree $_m 2>/dev/null || why="$why $_m cannot be unloaded"
+	done
+	why=${why# }
+	[ -z "$why" ]
+}
+
 # unload_tree M: remove M after everything holding it (depth first). Used to
 # take the CM stack down no matter which in-tree users an earlier test loaded.
 unload_tree() {
@@ -320,6 +360,55 @@ nvmet_down() {
 	rmdir "$NVMET_CFG/subsystems/$1/namespaces/1" "$NVMET_CFG/subsystems/$1" 2>/dev/null
 	[ ! -e "$NVMET_CFG/subsystems/$1" ] || why="subsystem not removed"
 	rm -f "$2"
+	[ -z "$why" ]
+}
+
+# NFS over RDMA with the kernel's own server and no userspace: the image
+# has no nfs-kernel-server, rpcbind or mountd, and needs none for NFSv4.
+# nfsd_up DIR CLIENT: knfsd serves a new tmpfs at DIR as the NFSv4 root
+# (fsid=0, rw, no_root_squash, no_subtree_check, insecure) to the
+# address CLIENT, on an RDMA listener at NFSD_PORT (20049, RFC 8267's
+# NFS-RDMA port), NFSv2/v3 off (so no lockd and no rpcbind
+# registration), lease and grace at their minimum (10 s). The export
+# caches are filled as rpc.mountd answers their upcalls (nfs-utils
+# cache.c: auth.unix.ip "nfsd IP EXPIRY DOMAIN", nfsd.export "DOMAIN PATH
+# EXPIRY FLAGS ANONUID ANONGID FSID", nfsd.fh "DOMAIN FSIDTYPE FSID
+# EXPIRY PATH"; include/uapi/linux/nfsd/export.h for the flags), never
+# expiring. Fails with $why set.
+NFSD_PORT=20049
+NFSD=/proc/fs/nfsd
+nfsd_up() {
+	why=
+	modprobe nfsd && modprobe rpcrdma || { why="modprobe nfsd rpcrdma failed"; return 1; }
+	[ -e $NFSD/threads ] || mount -t nfsd nfsd $NFSD || { why="cannot mount the nfsd filesystem"; return 1; }
+	mkdir -p "$1" && mount -t tmpfs -o size=64m tmpfs "$1" || { why="no tmpfs at $1"; return 1; }
+	# -2 is refused by kernels built without NFSv2 (6.2 and later): the
+	# result is read back below.
+	for _v in -2 -3; do echo "$_v" >$NFSD/versions 2>/dev/null; done
+	echo 10 >$NFSD/nfsv4leasetime && echo 10 >$NFSD/nfsv4gracetime || why="lease/grace time"
+	echo "rdma $NFSD_PORT" >$NFSD/portlist || { why="no RDMA listener (svcrdma)"; return 1; }
+	echo 2 >$NFSD/threads || why="$why threads"
+	_e=2147483647
+	# 0x2402: NFSEXP_FSID | NFSEXP_NOSUBTREECHECK | NFSEXP_INSECURE_PORT
+	echo "nfsd $2 $_e ibr" >/proc/net/rpc/auth.unix.ip/channel &&
+		echo "ibr $1 $_e $((0x2402)) 65534 65534 0" >/proc/net/rpc/nfsd.export/channel &&
+		printf 'ibr 1 \\x00000000 %s %s\n' "$_e" "$1" >/proc/net/rpc/nfsd.fh/channel ||
+		why="$why export caches"
+	grep -q "^rdma $NFSD_PORT\$" $NFSD/portlist || why="$why portlist: $(tr '\n' ' ' <$NFSD/portlist)"
+	case " $(cat $NFSD/versions) " in *" -3 "*) ;; *) why="$why versions: $(cat $NFSD/versions)" ;; esac
+	why=${why# }
+	[ -z "$why" ]
+}
+
+# nfsd_down DIR: the server stopped (its threads, listeners and export
+# caches), DIR unmounted; fails with $why set.
+nfsd_down() {
+	why=
+	echo 0 >$NFSD/threads 2>/dev/null
+	[ "$(cat $NFSD/threads 2>/dev/null)" = 0 ] || why="nfsd threads left"
+	umount "$1" 2>/dev/null || why="$why $1 busy"
+	umount $NFSD 2>/dev/null
+	why=${why# }
 	[ -z "$why" ]
 }
 

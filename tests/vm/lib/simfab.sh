@@ -433,6 +433,60 @@ peer_dmesg() {
 	fi
 }
 
+# IP over IPoIB between a1 here and b1 in the peer, for the ULPs that
+# address their target by IP (NVMe-oF, NFS): IPv4 subnets of A and B
+# (RFC 1918), each host's address by its number.
+NET_A=10.10.1 NET_B=10.10.2
+IPRD=/usr/sbin/ib-routed-ipresolved
+# mixed_ip_up: a1's and b1's IPoIB netdevs (AND, BND) with AIP and BIP,
+# each reaching the other's subnet through a gateway (so the kernel asks
+# userspace for a1's destination GID, and rdma_cm's check of an incoming
+# REQ finds b1's route back); b2 as B's service node (the return record
+# asked for); ib-routed-ipresolved answering b1's GID from a host file
+# (pid in $ipr, its files in /tmp/mixed-ipr). Adds to $_bad.
+# shellcheck disable=SC2034 # set for the sourcing test
+mixed_ip_up() {
+	AIP=$NET_A.1
+	wait_for 20 sh -c ". /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $(port_gidhex "$AP"))\" ]" || true
+	AND=$(ipoib_by_gid "$(port_gidhex "$AP")")
+	if [ -n "$AND" ]; then
+		ip addr add $AIP/24 dev "$AND" && ip link set "$AND" up &&
+			ip route add $NET_B.0/24 via $NET_A.254 dev "$AND" || _bad="$_bad a1-addr"
+	else
+		_bad="$_bad no-ipoib-netdev-for-a1"
+	fi
+	mixed_ip_peer
+	_bgh=$(port_gidhex "$BP")
+	[ -w /sys/module/rdma_cm/parameters/remote_sa ] && echo Y >/sys/module/rdma_cm/parameters/remote_sa
+	svc_map_b2 on || _bad="$_bad service-map"
+	mkdir -p /tmp/mixed-ipr
+	printf '%s 0x%s b1\n' "$BIP" "$(echo "$_bgh" | cut -c17-32)" >/tmp/mixed-ipr/b.hosts
+	printf 'subnet %s.0/24 gid-prefix %s hosts b.hosts\npath-queries refuse\n' "$NET_B" \
+		"$(hex_gid "$(printf '%016x' "$(topo_subnet "$B" prefix)")0000000000000000")" >/tmp/mixed-ipr/ipresolved.conf
+	$IPRD -c /tmp/mixed-ipr/ipresolved.conf >/tmp/mixed-ipr/log 2>&1 &
+	ipr=$!
+	wait_for 5 grep -q 'listening on the RDMA netlink' /tmp/mixed-ipr/log || _bad="$_bad ipresolved-not-listening"
+}
+# mixed_ip_peer: b1's side (BND, BIP), again after ib_ipoib was reloaded
+# in the peer. Adds to $_bad.
+mixed_ip_peer() {
+	BIP=$NET_B.1
+	_bgh=$(port_gidhex "$BP")
+	BND=$(peer ". /ibr/lib/guest.sh; wait_for 20 sh -c '. /ibr/lib/guest.sh; [ -n \"\$(ipoib_by_gid $_bgh)\" ]'; ipoib_by_gid $_bgh")
+	if [ -n "$BND" ]; then
+		peer "ip addr add $BIP/24 dev $BND && ip link set $BND up &&
+			ip route add $NET_A.0/24 via $NET_B.254 dev $BND" || _bad="$_bad b1-addr"
+	else
+		_bad="$_bad no-ipoib-netdev-for-b1"
+	fi
+}
+# mixed_ip_down: the resolver stopped, the service map removed.
+mixed_ip_down() {
+	kill "$ipr" 2>/dev/null
+	wait "$ipr" 2>/dev/null
+	svc_map_b2 off
+}
+
 # peer_in_tree: the peer's CM modules are the kernel's own: modprobe
 # finds them in kernel/ (not updates/), the loaded ones are not out of
 # tree (no O taint) and carry no version (the overlay's carry its stamp),
