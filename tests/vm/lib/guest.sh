@@ -134,15 +134,17 @@ overlay_in() {
 	done
 	# The distribution's modules they need (configfs, ib_uverbs, iw_cm).
 	for _m in $_om; do
-		for _d in $(modinfo -F depends $SPARE/$_m.ko | tr , ' '); do
+		for _d in $(modinfo -F depends "$SPARE/$_m.ko" | tr , ' '); do
 			case " $_om " in *" $_d "*) ;; *) modprobe "$_d" 2>/dev/null ;; esac
 		done
 	done
 	for _m in $_om; do
-		insmod $SPARE/$_m.ko || { why="insmod $_m failed"; return 1; }
-		[ "$(cat /sys/module/$_m/version 2>/dev/null)" = "$_os" ] &&
-			[ "$(cat /sys/module/$_m/srcversion)" = "$(modinfo -F srcversion $SPARE/$_m.ko)" ] ||
-			{ why="$_m is not the spare overlay's"; return 1; }
+		insmod "$SPARE/$_m.ko" || { why="insmod $_m failed"; return 1; }
+		if [ "$(cat "/sys/module/$_m/version" 2>/dev/null)" != "$_os" ] ||
+			[ "$(cat "/sys/module/$_m/srcversion")" != "$(modinfo -F srcversion "$SPARE/$_m.ko")" ]; then
+			why="$_m is not the spare overlay's"
+			return 1
+		fi
 	done
 }
 overlay_out() {
@@ -379,9 +381,15 @@ NFSD_PORT=20049
 NFSD=/proc/fs/nfsd
 nfsd_up() {
 	why=
-	modprobe nfsd && modprobe rpcrdma || { why="modprobe nfsd rpcrdma failed"; return 1; }
+	if ! modprobe nfsd || ! modprobe rpcrdma; then
+		why="modprobe nfsd rpcrdma failed"
+		return 1
+	fi
 	[ -e $NFSD/threads ] || mount -t nfsd nfsd $NFSD || { why="cannot mount the nfsd filesystem"; return 1; }
-	mkdir -p "$1" && mount -t tmpfs -o size=64m tmpfs "$1" || { why="no tmpfs at $1"; return 1; }
+	if ! mkdir -p "$1" || ! mount -t tmpfs -o size=64m tmpfs "$1"; then
+		why="no tmpfs at $1"
+		return 1
+	fi
 	# -2 is refused by kernels built without NFSv2 (6.2 and later): the
 	# result is read back below.
 	for _v in -2 -3; do echo "$_v" >$NFSD/versions 2>/dev/null; done
