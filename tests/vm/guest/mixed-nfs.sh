@@ -33,7 +33,6 @@
 T=mixed-nfs
 D=/sys/kernel/debug/simfab
 TOPO=/tmp/mnfs.topo
-MOUNT=/ibr/bin/mount
 EXPORT=/srv/nfs
 MNT=/tmp/mnfs
 MIB=4
@@ -48,7 +47,7 @@ for m in simfab ib_ipoib nfsd nfsv4 rpcrdma ib_remote_sa; do
 		done_
 	fi
 done
-if [ ! -x $MOUNT ] || [ ! -x "$IPRD" ]; then
+if [ ! -x $NFS_MOUNT ] || [ ! -x "$IPRD" ]; then
 	t_skip $T "util-linux's mount or ib-routed-ipresolved not in the image (make tools)"
 	done_
 fi
@@ -57,16 +56,7 @@ peer_up || done_
 
 # ---- both kernels: the stacks, simfab, IPoIB --------------------------------------
 chk_begin
-peer_in_tree
-if mixed_load "ib_remote_sa rdma_ucm ib_ipoib" "rdma_ucm ib_ipoib"; then
-	routed_players
-else
-	_bad="$_bad simfab-did-not-load: $(tail -n 1 /tmp/mixed-peer-load.out)"
-fi
-for m in ib_cm rdma_cm; do
-	overlay_check $m || _bad="$_bad $why"
-done
-mixed_ip_up
+mixed_ulp_stack
 chk_end nfs:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mixed-ipr/log
 diag "a1 $AND $AIP, b1 $BND $BIP in the peer; RA=$RA RB=$RB MTU_E=$MTU_E SL_R=$SL_R"
 
@@ -80,29 +70,16 @@ fi
 # ---- the client, here ----------------------------------------------------------------
 echo clear >$D/ctl
 peer "echo clear >$D/ctl"
-modprobe rpcrdma
-modprobe nfsv4
-mkdir -p $MNT
 _bad=
-# No mount.nfs: the kernel takes the server's address as addr=.
-if timeout 60 $MOUNT -t nfs4 -o "vers=4.1,proto=rdma,port=$NFSD_PORT,addr=$BIP" "$BIP:/" $MNT \
-	>/tmp/mnfs-mount.out 2>&1; then
-	_m=$(grep " $MNT nfs4 " /proc/mounts)
-	case $_m in
-	*proto=rdma*port=$NFSD_PORT*) ;;
-	*) _bad="not NFS over RDMA: ${_m:-not in /proc/mounts}" ;;
-	esac
-else
-	_bad="mount: $(tail -n 1 /tmp/mnfs-mount.out)"
-fi
+nfs_mount "$BIP" $MNT || _bad=$why
 cat $D/capture >/tmp/mnfs.cap
 peer "cat $D/capture" >/tmp/mnfs.pcap
 if [ -z "$_bad" ]; then
 	t_pass $T:nfs:mount
-	diag "$_m"
+	diag "$nfs_line"
 else
 	t_fail $T:nfs:mount "$_bad"
-	diag_file /tmp/mnfs-mount.out
+	diag_file /tmp/nfs-mount.out
 	diag_file /tmp/mixed-ipr/log
 	dmesg_since "$mark" | grep -i 'nfs\|rpc\|rdma' | tail -n 20 >/tmp/mnfs-mount.dmesg
 	diag_file /tmp/mnfs-mount.dmesg
@@ -129,22 +106,16 @@ chk_end nfs:path /tmp/mnfs.pcap
 # ---- I/O with verification ---------------------------------------------------------
 if grep -q " $MNT nfs4 " /proc/mounts; then
 	_bad=
-	dd if=/dev/urandom of=/tmp/mnfs.pat bs=64k count=$((MIB * 16)) 2>/dev/null
-	# The server's grace period (10 s) holds the first OPEN back.
-	timeout 60 cp /tmp/mnfs.pat $MNT/data && timeout 60 sync || _bad="write failed"
-	echo 3 >/proc/sys/vm/drop_caches
-	_h=$(md5sum </tmp/mnfs.pat | cut -d' ' -f1)
-	chk read-back "$(timeout 60 md5sum <$MNT/data | cut -d' ' -f1)" "$_h"
-	chk server-file "$(peer "md5sum <$EXPORT/data | cut -d' ' -f1")" "$_h"
+	nfs_io $MNT $MIB || _bad=$why
+	chk server-file "$(peer "md5sum <$EXPORT/data | cut -d' ' -f1")" "$nfs_md5"
 	if [ -z "$_bad" ]; then
 		t_pass $T:nfs:io
-		diag "$MIB MiB written and read back across the router, md5 $_h"
+		diag "$MIB MiB written and read back across the router, md5 $nfs_md5"
 	else
 		t_fail $T:nfs:io "${_bad# }"
 		dmesg_since "$mark" | grep -i 'nfs\|rpc\|rdma' | tail -n 20 >/tmp/mnfs-io.dmesg
 		diag_file /tmp/mnfs-io.dmesg
 	fi
-	rm -f /tmp/mnfs.pat
 else
 	t_fail $T:nfs:io "nothing mounted to write to"
 fi

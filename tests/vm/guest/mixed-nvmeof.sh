@@ -70,16 +70,7 @@ peer_up || done_
 
 # ---- both kernels: the stacks, simfab, IPoIB --------------------------------------
 chk_begin
-peer_in_tree
-if mixed_load "ib_remote_sa rdma_ucm ib_ipoib" "rdma_ucm ib_ipoib"; then
-	routed_players
-else
-	_bad="$_bad simfab-did-not-load: $(tail -n 1 /tmp/mixed-peer-load.out)"
-fi
-for m in ib_cm rdma_cm; do
-	overlay_check $m || _bad="$_bad $why"
-done
-mixed_ip_up
+mixed_ulp_stack
 chk_end nvmf:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mixed-ipr/log
 diag "a1 $AND $AIP, b1 $BND $BIP in the peer; RA=$RA RB=$RB MTU_E=$MTU_E SL_R=$SL_R"
 

@@ -23,7 +23,6 @@
 . /ibr/lib/simfab.sh
 
 T=nfs-rxe
-MOUNT=/ibr/bin/mount
 EXPORT=/srv/nfs
 MNT=/tmp/nfs-rxe
 MIB=4
@@ -38,45 +37,22 @@ for m in nfsd nfsv4 rpcrdma; do
 		done_
 	fi
 done
-if [ ! -x $MOUNT ]; then
+if [ ! -x $NFS_MOUNT ]; then
 	t_skip $T "util-linux's mount is not in the image (tests/vm/lib/mkinitramfs)"
 	done_
 fi
 mark=$(dmesg_mark)
-if ! rxe_up; then
-	t_fail $T:rxe "could not bring up $RXE_DEV on $RXE_NETDEV"
-	done_
-fi
-if ! load_stack; then
-	t_fail $T:stack "modprobe rdma_ucm failed"
-	done_
-fi
-_bad=
-for m in ib_cm rdma_cm; do
-	overlay_check $m || _bad="$_bad $why"
-done
-if [ -z "$_bad" ]; then t_pass $T:nfs:stack; else t_fail $T:nfs:stack "${_bad# }"; fi
+rxe_stack nfs:stack || done_
 
 # ---- the server: its client is this host, on the same address -----------------
 if nfsd_up $EXPORT "$RXE_IP"; then t_pass $T:nfs:server; else t_fail $T:nfs:server "$why"; fi
 
 # ---- the client ---------------------------------------------------------------
-modprobe nfsv4
-mkdir -p $MNT
 _bad=
-if timeout 60 $MOUNT -t nfs4 -o "vers=4.1,proto=rdma,port=$NFSD_PORT,addr=$RXE_IP" "$RXE_IP:/" $MNT \
-	>/tmp/nfs-rxe.mount 2>&1; then
-	_m=$(grep " $MNT nfs4 " /proc/mounts)
-	case $_m in
-	*proto=rdma*port=$NFSD_PORT*) ;;
-	*) _bad="not NFS over RDMA: ${_m:-not in /proc/mounts}" ;;
-	esac
-else
-	_bad="mount: $(tail -n 1 /tmp/nfs-rxe.mount)"
-fi
+nfs_mount "$RXE_IP" $MNT || _bad=$why
 if [ -z "$_bad" ]; then
 	t_pass $T:nfs:mount
-	diag "$_m"
+	diag "$nfs_line"
 else
 	t_fail $T:nfs:mount "$_bad"
 	dmesg_since "$mark" | grep -i 'nfs\|rpc\|rdma' | tail -n 20 >/tmp/nfs-rxe.dmesg
@@ -86,22 +62,15 @@ fi
 # ---- I/O with verification ----------------------------------------------------
 if grep -q " $MNT nfs4 " /proc/mounts; then
 	_bad=
-	dd if=/dev/urandom of=/tmp/nfs-rxe.pat bs=64k count=$((MIB * 16)) 2>/dev/null
-	# The server's grace period (10 s) holds the first OPEN back.
-	timeout 60 cp /tmp/nfs-rxe.pat $MNT/data && timeout 60 sync || _bad="write failed"
-	echo 3 >/proc/sys/vm/drop_caches
-	_h=$(md5sum </tmp/nfs-rxe.pat | cut -d' ' -f1)
-	_r=$(timeout 60 md5sum <$MNT/data | cut -d' ' -f1)
-	[ "$_r" = "$_h" ] || _bad="$_bad read back ${_r:-nothing}, wrote $_h"
+	nfs_io $MNT $MIB || _bad=$why
 	_s=$(md5sum <$EXPORT/data | cut -d' ' -f1)
-	[ "$_s" = "$_h" ] || _bad="$_bad the server's file ${_s:-missing}, wrote $_h"
+	[ "$_s" = "$nfs_md5" ] || _bad="$_bad the server's file ${_s:-missing}, wrote $nfs_md5"
 	if [ -z "$_bad" ]; then
 		t_pass $T:nfs:io
-		diag "$MIB MiB written and read back, md5 $_h"
+		diag "$MIB MiB written and read back, md5 $nfs_md5"
 	else
 		t_fail $T:nfs:io "${_bad# }"
 	fi
-	rm -f /tmp/nfs-rxe.pat
 else
 	t_fail $T:nfs:io "nothing mounted to write to"
 fi

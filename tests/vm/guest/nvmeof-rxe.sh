@@ -43,19 +43,7 @@ for m in nvmet nvmet-rdma nvme-rdma nvme-fabrics; do
 	fi
 done
 mark=$(dmesg_mark)
-if ! rxe_up; then
-	t_fail $T:rxe "could not bring up $RXE_DEV on $RXE_NETDEV"
-	done_
-fi
-if ! load_stack; then
-	t_fail $T:stack "modprobe rdma_ucm failed"
-	done_
-fi
-_bad=
-for m in ib_cm rdma_cm; do
-	overlay_check $m || _bad="$_bad $why"
-done
-if [ -z "$_bad" ]; then t_pass $T:stack; else t_fail $T:stack "${_bad# }"; fi
+rxe_stack stack || done_
 
 # ---- the target -------------------------------------------------------------
 if nvmet_up $NQN $IMG "$RXE_IP" $PORT; then t_pass $T:target; else t_fail $T:target "$why"; fi

@@ -114,6 +114,25 @@ overlay_check() {
 	return 0
 }
 
+# rxe_stack NAME: rxe up and the CM stack loaded, the overlay's ib_cm and
+# rdma_cm checked when the guest booted with it: $T:NAME passes or fails;
+# returns 1 when the test cannot go on ($T:rxe or $T:NAME failed).
+rxe_stack() {
+	if ! rxe_up; then
+		t_fail "$T:rxe" "could not bring up $RXE_DEV on $RXE_NETDEV"
+		return 1
+	fi
+	if ! load_stack; then
+		t_fail "$T:$1" "modprobe rdma_ucm failed"
+		return 1
+	fi
+	_bad=
+	for _m in ib_cm rdma_cm; do
+		overlay_check $_m || _bad="$_bad $why"
+	done
+	if [ -z "$_bad" ]; then t_pass "$T:$1"; else t_fail "$T:$1" "${_bad# }"; fi
+}
+
 # overlay_in: in a guest booted with the distribution's stack and a spare
 # overlay in /ibr/overlay (tests/vm/lib/mkinitramfs
 # IBR_VM_SPARE_OVERLAY: the mixed tier's peer), the overlay's modules
@@ -408,13 +427,57 @@ nfsd_up() {
 	[ -z "$why" ]
 }
 
+# nfs_mount SERVER DIR: NFSv4.1 over RDMA from SERVER's root at DIR, with
+# util-linux's mount (no mount.nfs in the image: the kernel takes the
+# server's address as addr=), checked in /proc/mounts (its line in
+# $nfs_line); fails with $why set, the mount's output in
+# /tmp/nfs-mount.out.
+NFS_MOUNT=/ibr/bin/mount
+nfs_mount() {
+	why='' nfs_line=''
+	if ! modprobe rpcrdma || ! modprobe nfsv4; then
+		why="modprobe rpcrdma nfsv4 failed"
+		return 1
+	fi
+	mkdir -p "$2"
+	if ! timeout 60 $NFS_MOUNT -t nfs4 -o "vers=4.1,proto=rdma,port=$NFSD_PORT,addr=$1" "$1:/" "$2" \
+		>/tmp/nfs-mount.out 2>&1; then
+		why="mount: $(tail -n 1 /tmp/nfs-mount.out)"
+		return 1
+	fi
+	nfs_line=$(grep " $2 nfs4 " /proc/mounts)
+	case $nfs_line in
+	*proto=rdma*port=$NFSD_PORT*) ;;
+	*) why="not NFS over RDMA: ${nfs_line:-not in /proc/mounts}"; return 1 ;;
+	esac
+}
+
+# nfs_io DIR MIB: MIB MiB of random data written to DIR/data (the
+# server's grace period, 10 s, holds the first OPEN back), the page
+# cache dropped, read back equal; its md5 in $nfs_md5. Fails with $why set.
+nfs_io() {
+	why=
+	dd if=/dev/urandom of=/tmp/nfs-io.pat bs=64k count=$(($2 * 16)) 2>/dev/null
+	if ! timeout 60 cp /tmp/nfs-io.pat "$1/data" || ! timeout 60 sync; then
+		why="write failed"
+	fi
+	echo 3 >/proc/sys/vm/drop_caches
+	nfs_md5=$(md5sum </tmp/nfs-io.pat | cut -d' ' -f1)
+	_r=$(timeout 60 md5sum <"$1/data" | cut -d' ' -f1)
+	[ "$_r" = "$nfs_md5" ] || why="$why read back ${_r:-nothing}, wrote $nfs_md5"
+	rm -f /tmp/nfs-io.pat
+	why=${why# }
+	[ -z "$why" ]
+}
+
 # nfsd_down DIR: the server stopped (its threads, listeners and export
 # caches), DIR unmounted; fails with $why set.
 nfsd_down() {
 	why=
 	echo 0 >$NFSD/threads 2>/dev/null
 	[ "$(cat $NFSD/threads 2>/dev/null)" = 0 ] || why="nfsd threads left"
-	umount "$1" 2>/dev/null || why="$why $1 busy"
+	# nfsd's file cache lets go of the files it kept open a moment later
+	wait_for 10 umount "$1" 2>/dev/null || why="$why $1 busy"
 	umount $NFSD 2>/dev/null
 	why=${why# }
 	[ -z "$why" ]

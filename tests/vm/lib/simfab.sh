@@ -467,6 +467,24 @@ mixed_ip_up() {
 	ipr=$!
 	wait_for 5 grep -q 'listening on the RDMA netlink' /tmp/mixed-ipr/log || _bad="$_bad ipresolved-not-listening"
 }
+# mixed_ulp_stack: for a ULP test of the mixed tier: the peer's stack
+# checked in-tree, routed.topo with IPoIB loaded in both guests, the
+# routed players, the overlay here, mixed_ip_up. Adds to $_bad
+# (chk_begin first).
+mixed_ulp_stack() {
+	peer_in_tree
+	if mixed_load "ib_remote_sa rdma_ucm ib_ipoib" "rdma_ucm ib_ipoib"; then
+		routed_players
+	else
+		_bad="$_bad simfab-did-not-load: $(tail -n 1 /tmp/mixed-peer-load.out)"
+	fi
+	for _m in ib_cm rdma_cm; do
+		# shellcheck disable=SC2154 # why: set by guest.sh's overlay_check
+		overlay_check $_m || _bad="$_bad $why"
+	done
+	mixed_ip_up
+}
+
 # mixed_ip_peer: b1's side (BND, BIP), again after ib_ipoib was reloaded
 # in the peer. Adds to $_bad.
 mixed_ip_peer() {
