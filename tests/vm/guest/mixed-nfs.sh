@@ -91,16 +91,7 @@ fi
 # with the router's SLID on B; b1's LID and B's SA's SL from the return
 # record; the end-to-end MTU.
 chk_begin
-_req=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mnfs.pcap | head -n 1)
-if [ -z "$_req" ]; then
-	_bad="no REQ at b1 in the peer's capture"
-else
-	_m=$(capf "$_req" mad)
-	chk_num lrh-slid "$(capf "$_req" slid)" "$RA_BLID"
-	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
-	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
-	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
-fi
+req_at_b1 /tmp/mnfs.pcap
 chk_end nfs:path /tmp/mnfs.pcap
 
 # ---- I/O with verification ---------------------------------------------------------

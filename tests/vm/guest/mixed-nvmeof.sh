@@ -122,18 +122,8 @@ nvmf_run() {
 	# return record; the end-to-end MTU. Every queue's REQ alike. b1's
 	# own RC packets at RA's port on B: on SL $2.
 	chk_begin
-	_reqs=$(grep -c " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap)
-	_req=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " /tmp/mn.pcap | head -n 1)
-	if [ -z "$_req" ]; then
-		_bad="no REQ at b1 in the peer's capture"
-	else
-		_m=$(capf "$_req" mad)
-		chk_num lrh-slid "$(capf "$_req" slid)" "$RA_BLID"
-		chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
-		chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
-		chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
-		[ "$_reqs" -ge 2 ] || _bad="$_bad only-$_reqs-REQs(admin-and-io-queues)"
-	fi
+	req_at_b1 /tmp/mn.pcap
+	[ "$_reqs" -ge 2 ] || _bad="$_bad only-$_reqs-REQs(admin-and-io-queues)"
 	_sls=$(grep -E " sn=$B at=$RA_B slid=$BLID .* rc op=.* verdict=routed" /tmp/mn.cap |
 		sed -n 's/.* sl=\([0-9]*\) .*/\1/p' | sort -u | tr '\n' ' ')
 	chk b1-sl "$_sls" "$2 "

@@ -485,6 +485,24 @@ mixed_ulp_stack() {
 	mixed_ip_up
 }
 
+# req_at_b1 PCAP: the first REQ b1 got in the peer's capture PCAP came
+# through RA (the router's SLID on B) and names b1's LID and B's SA's SL
+# (the return record) and the end-to-end MTU; the number of REQs b1 got
+# in $_reqs. Adds to $_bad (chk_begin first).
+req_at_b1() {
+	_reqs=$(grep -c " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " "$1")
+	_req=$(grep " at=$BP .* class=0x07 cv=2 method=0x03 .* attr=0x0010 .* verdict=delivered " "$1" | head -n 1)
+	if [ -z "$_req" ]; then
+		_bad="$_bad no-REQ-at-b1-in-the-peer's-capture"
+		return
+	fi
+	_m=$(capf "$_req" mad)
+	chk_num lrh-slid "$(capf "$_req" slid)" "$RA_BLID"
+	chk_num remote-lid "$(madn "$_m" 78 2)" "$BLID"
+	chk_num sl $(($(madn "$_m" 118 1) >> 4)) "$SL_R"
+	chk_num mtu $(($(madn "$_m" 74 1) >> 4)) "$MTU_E"
+}
+
 # mixed_ip_peer: b1's side (BND, BIP), again after ib_ipoib was reloaded
 # in the peer. Adds to $_bad.
 mixed_ip_peer() {
