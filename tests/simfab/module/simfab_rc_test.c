@@ -1807,8 +1807,9 @@ out:
  * passive side's LRH fix-up arms the alternate with the first router's
  * LID): existing callers connect as before. With them, the passive side's
  * alternate is whatever ib_cm made of the REQ; after a requested
- * migration the test reports what happens to traffic. The guest test
- * judges.
+ * migration the test reports what happens to traffic. With
+ * alt_ret_dlid=0xffff (a return record that names no router port) the REQ
+ * must be refused. The guest test judges.
  */
 static void t_case_alt_routed(void)
 {
@@ -1818,6 +1819,22 @@ static void t_case_alt_routed(void)
 
 	if (!ret)
 		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	if (t_ret && alt_ret_dlid == 0xffff) {
+		/*
+		 * A return record naming no router port (as rdma_cm keeps
+		 * the primary's): the passive side would arm the alternate
+		 * with the REQ's router, the primary's. Refused, no REQ.
+		 */
+		pr_info("# %s permissive-return ret=%d pas_req=%d\n", t_case,
+			ret, !!t_pas.cm);
+		t_result(ret == -EINVAL, "permissive-return-refused",
+			 "ib_send_cm_req_alt_inbound() took an alternate return record with a permissive DLID");
+		t_result(t_act.cm && t_act.cm->state == IB_CM_IDLE, "id-idle",
+			 "the refused REQ left the cm_id out of IB_CM_IDLE");
+		t_result(!t_pas.cm, "pas-no-req",
+			 "a REQ reached the passive side");
+		goto out;
+	}
 	if (!t_ret) {
 		t_result(!ret, "connect-without-return",
 			 "ib_send_cm_req() with a routed alternate and no return record did not connect, as 6.1 does");

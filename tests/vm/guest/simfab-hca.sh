@@ -23,11 +23,18 @@
 #                  mlx5-style nodes none (-ENODATA, NodePorts names one
 #                  port, no candidate asked for), from or to an
 #                  mlx4-style node the other port of that node only.
+#                  With ib_remote_sa alt_routers=1 the mlx5-style pair
+#                  through the router A's SA does not name (A's routers
+#                  by a NodeRecord GetTable, the PairedPathRecord Get
+#                  through it), counted in alt_other_router; nothing
+#                  when that router is down.
 # altroute:*       the same through rdma_cm's alternate at route time
 #                  (simfab_rc_test cma-altroute-route): the alternate
 #                  each QP is loaded with, as simfab's qplog saw the
 #                  Modify QP, is a port of the QP's own device; none
-#                  between mlx5-style nodes.
+#                  between mlx5-style nodes, with alt_routers=1 the same
+#                  ports through the other router (both QPs' alternate
+#                  DLID that router's port).
 # otherdev:*       an alternate from or to the other port of an
 #                  mlx5-style adapter (another ib_device): ib_send_cm_req()
 #                  refuses it and sends nothing, a passive CM rejects the
@@ -149,9 +156,9 @@ fi
 A=$(topo_host a1 subnet) B=$(topo_host b1 subnet)
 PB=$(topo_subnet "$B" prefix)
 RA=$(route_via "$A" "$PB")
-RALID=$(topo_port "$(rport "$RA" "$A")" lid)
-RAB=$(rport "$RA" "$B")
-RABLID=$(topo_port "$RAB" lid)
+# RO: the other router between A and B, which A's SA does not name.
+RO=$(sed -n 's/^router \([^ ]*\) .*/\1/p' "$TOPO" | grep -vx "$RA" | head -n 1)
+ARP=/sys/module/ib_remote_sa/parameters/alt_routers
 cnt() {
 	cat "$S/$(port_dev "$1")/$(port_devport "$1")/counters/$2" 2>/dev/null || echo x
 }
@@ -180,23 +187,24 @@ if [ -n "$RSA" ] && has_mod simfab_rsa_test; then
 		echo "$1 $2" | awk 'BEGIN { split("2.5 10 30 5 20 40 60 80 120", g) }
 			{ a = g[$1 - 1] + 0; b = g[$2 - 1] + 0; print (a <= b) ? $1 : $2 }'
 	}
-	# check_alt NAME LOCAL REMOTE: the alternate found is that pair, with
-	# A's SA's forward record and B's SA's return record through the
-	# forward router.
+	# check_alt NAME LOCAL REMOTE [ROUTER]: the alternate found is that
+	# pair, with A's SA's forward record and B's SA's return record
+	# through the forward router (A's SA's, $RA, unless ROUTER is named).
 	check_alt() {
-		_l=$2 _r=$3
+		_l=$2 _r=$3 _ra=${4:-$RA}
+		_rab=$(rport "$_ra" "$B")
 		chk_begin
 		chk status "$(af "$1" status)" 0
 		chk_num port "$(af "$1" port)" "$(port_devport "$_l")"
 		chk sgid "$(gid_hex "$(af "$1" sgid)")" "$(port_gidhex "$_l")"
 		chk dgid "$(gid_hex "$(af "$1" dgid)")" "$(port_gidhex "$_r")"
-		chk_num fwd-dlid "$(af "$1" fwd_dlid)" "$RALID"
+		chk_num fwd-dlid "$(af "$1" fwd_dlid)" "$(topo_port "$(rport "$_ra" "$A")" lid)"
 		chk_num fwd-slid "$(af "$1" fwd_slid)" "$(topo_port "$_l" lid)"
-		chk_num ret-dlid "$(af "$1" ret_dlid)" "$RABLID"
+		chk_num ret-dlid "$(af "$1" ret_dlid)" "$(topo_port "$_rab" lid)"
 		chk_num ret-slid "$(af "$1" ret_slid)" "$(topo_port "$_r" lid)"
-		chk_num ret-sl "$(af "$1" ret_sl)" "$(max "$(prop "$_r" sl)" "$(prop "$RAB" sl)")"
-		chk_num ret-mtu "$(af "$1" ret_mtu)" "$(min "$(prop "$_r" mtu)" "$(prop "$RAB" mtu)")"
-		chk_num ret-rate "$(af "$1" ret_rate)" "$(rate_min "$(prop "$_r" rate)" "$(prop "$RAB" rate)")"
+		chk_num ret-sl "$(af "$1" ret_sl)" "$(max "$(prop "$_r" sl)" "$(prop "$_rab" sl)")"
+		chk_num ret-mtu "$(af "$1" ret_mtu)" "$(min "$(prop "$_r" mtu)" "$(prop "$_rab" mtu)")"
+		chk_num ret-rate "$(af "$1" ret_rate)" "$(rate_min "$(prop "$_r" rate)" "$(prop "$_rab" rate)")"
 		chk_end "alt:$1" "/tmp/hca-alt-$1.out" "/tmp/hca-alt-$1.err"
 	}
 	# nodeports NAME AT: the NodePorts answer delivered at AT.
@@ -243,6 +251,48 @@ if [ -n "$RSA" ] && has_mod simfab_rsa_test; then
 	chk_begin
 	chk_num mlx4-remote-nodeports "$(madn "$(capf "$(nodeports mlx4-remote a3/1)" mad)" 80 1)" 2
 	chk_end alt:mlx4-remote-nodeports /tmp/hca-alt-mlx4-remote.cap
+
+	# ib_remote_sa alt_routers=1: between the same two mlx5-style nodes
+	# the pair a3/1 -> b3/1 through the router A's SA does not name
+	# ($RO): A's routers from A's SA (a NodeRecord GetTable by NodeType
+	# router), the forward record to $RO's port, the PairedPathRecord Get
+	# arriving at b3/1 through $RO, so the return record names $RO's port
+	# on B; counted in alt_other_router. Off again, nothing found.
+	if [ -w "$ARP" ]; then
+		echo 1 >"$ARP"
+		n=routers-mlx5
+		o0=$(cnt a3/1 alt_other_router)
+		alt "$n" a3/1 b3/1
+		echo 0 >"$ARP"
+		check_alt "$n" a3/1 b3/1 "$RO"
+		nrq=$(grep " slid=$(topo_port a3/1 lid) .* class=0x03 .* method=0x12 .* attr=0x0011 .* verdict=sa " \
+			"/tmp/hca-alt-$n.cap" | head -n 1)
+		pin=$(grep " at=b3/1 slid=$(topo_port "$(rport "$RO" "$B")" lid) .* method=0x01 .* attr=0xff02 .* verdict=delivered " \
+			"/tmp/hca-alt-$n.cap" | head -n 1)
+		chk_begin
+		chk_num other-router $(($(cnt a3/1 alt_other_router) - o0)) 1
+		if [ -z "$nrq" ]; then
+			_bad="$_bad no-router-noderecord-query"
+		else
+			chk nr-comp-mask-nodetype "$(mad "$(capf "$nrq" mad)" 48 8)" 0000000000000010
+			chk_num nr-nodetype-router "$(madn "$(capf "$nrq" mad)" 62 1)" 3
+		fi
+		[ -n "$pin" ] || _bad="$_bad no-paired-get-through-$RO"
+		chk_end "alt:$n-wire" "/tmp/hca-alt-$n.cap"
+		# $RO down (no sweep): no path through it, nothing found.
+		echo "router $RO down" >$D/ctl
+		echo 1 >"$ARP"
+		n0=$(cnt a3/1 alt_none)
+		alt "$n-down" a3/1 b3/1
+		echo 0 >"$ARP"
+		echo "router $RO up" >$D/ctl
+		chk_begin
+		chk status "$(af "$n-down" status)" -61
+		chk_num alt-none $(($(cnt a3/1 alt_none) - n0)) 1
+		chk_end "alt:$n-down" "/tmp/hca-alt-$n-down.out" "/tmp/hca-alt-$n-down.cap"
+	else
+		t_fail "$T:alt:routers-mlx5" "ib_remote_sa has no alt_routers parameter"
+	fi
 	echo "$TTL0" >$TTLP
 else
 	t_skip "$T:alt" "ib_remote_sa.ko or simfab_rsa_test.ko not in the image"
@@ -310,6 +360,18 @@ if [ -n "$RSA" ] && has_mod simfab_rc_test && [ -w "$P/alt_path" ]; then
 		chk_end "altroute:$_n" "/tmp/hca-$_n.ktap" "/tmp/hca-$_n.qplog"
 	}
 	route mlx5-both a3/1 b3/1 - -
+	# alt_routers=1: the same port on each device, through $RO.
+	if [ -w "$ARP" ]; then
+		echo 1 >"$ARP"
+		route mlx5-routers a3/1 b3/1 a3/1 b3/1
+		echo 0 >"$ARP"
+		chk_begin
+		chk_num act-alt-dlid "$(qa mlx5-routers act.conn alt_dlid)" "$(topo_port "$(rport "$RO" "$A")" lid)"
+		chk_num pas-alt-dlid "$(qa mlx5-routers pas.conn alt_dlid)" "$(topo_port "$(rport "$RO" "$B")" lid)"
+		chk_end altroute:mlx5-routers-dlid /tmp/hca-mlx5-routers.ktap
+	else
+		t_fail "$T:altroute:mlx5-routers" "ib_remote_sa has no alt_routers parameter"
+	fi
 	route mlx4-both a4/1 b4/1 a4/2 b4/2
 	route mlx4-active a4/1 b3/1 a4/2 b3/1
 	route mlx4-passive a3/1 b4/1 a3/1 b4/2

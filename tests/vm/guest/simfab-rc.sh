@@ -19,7 +19,9 @@
 #            own SA, handed in by the driver: the REQ's passive-side fields
 #            on the wire, end-to-end MTU/rate/lifetime, both QPs, traffic;
 #            a routed alternate through the second router armed on both
-#            sides, refused without its return record; the primary router
+#            sides, sent as 6.1 sends it without its return record,
+#            refused with one whose DLID names no router port (permissive,
+#            as rdma_cm's primary return record); the primary router
 #            failing under traffic and both QPs migrating to the alternate;
 #            a LAP loading a new alternate afterwards, malformed/out-of-state
 #            LAP/APR refused and counted, a LAP the peer never answers.
@@ -485,6 +487,15 @@ if [ -n "$R2" ]; then
 	fi
 	chk_num pas-alt-dlid "$(qa altr-noret pas.noret alt_dlid)" "$R1B"
 	chk_end rc:alt-routed-noret-as-6.1 /tmp/sfrc-altr-noret.ktap
+	# An alternate return record whose DLID is permissive (a copy of
+	# rdma_cm's primary return record) names no router: b1 would arm
+	# the alternate with R1's LID from the REQ's LRH. ib_cm refuses it
+	# (-EINVAL) and sends no REQ.
+	run altr-permret cases=alt-routed act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" alt_ret_dlid=65535 retry=$RETRY
+	chk_begin
+	chk_num no-req "$(grep -c " class=0x07 .* attr=0x0010 " /tmp/sfrc-altr-permret.cap)" 0
+	chk_end rc:alt-routed-permissive-return-no-req /tmp/sfrc-altr-permret.cap
 	# With them: primary through R1 (its return DLID R1's port on B),
 	# alternate through R2 with B's SA's own return record.
 	R2RET=
