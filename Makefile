@@ -18,7 +18,7 @@ export KVER KSRC RDMA_CORE_SRC
 # Make's -j does not reach overlay-build's own kbuild call; pass it through.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all modules deps check check-lint check-unit check-fuzz fuzz bench check-build check-pkg check-vm simfab tools librdmacm deb rpm repo demo \
+.PHONY: all modules deps deps-bench check check-lint check-unit check-fuzz fuzz bench check-build check-pkg check-vm simfab tools librdmacm deb rpm repo demo \
 	series-import series-export series-check \
 	dkms-install dkms-uninstall clean help
 
@@ -58,8 +58,12 @@ check-build: deps
 
 # The benchmarks: figures and ratios measured side by side in one run,
 # printed as one table (tests/bench/README.md); not part of check.
-bench: deps modules simfab tools
+bench: deps-bench modules simfab tools
 	tests/bench/run
+
+# make deps and what only make bench needs (fio).
+deps-bench:
+	scripts/install-deps bench
 
 check-pkg: deps
 	tests/run pkg

@@ -2,6 +2,7 @@
 # tests/bench/run collects (one per line, as the guest benchmarks print
 # them after "# bench "):
 #   rxe-connect STACK ROUND STEP US_PER_CONN
+#   rxe-nvmeof STACK ROUND METRIC VALUE (iops, clat-us, clat-p99-us)
 #   mads SCENARIO ROUND CLASS COUNT
 #   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
 #   apm CASE ROUND to_alt_ns=N rearm_ns=N
@@ -36,10 +37,13 @@ function kv(s, k,    a, n, i) {
 	return ""
 }
 
-$1 == "rxe-connect" {
-	if (!($4 in seen_step)) { seen_step[$4] = 1; steps[++nsteps] = $4 }
-	us[$2, $3, $4] = $5
-	if ($3 > maxround) maxround = $3
+# the in-tree/overlay pairs of one boot, per benchmark B:
+# fig[B, STACK, ROUND, STEP], steps[B, i] (nsteps[B]), maxround[B]
+$1 == "rxe-connect" || $1 == "rxe-nvmeof" {
+	b = $1
+	if (!((b, $4) in seen_step)) { seen_step[b, $4] = 1; steps[b, ++nsteps[b]] = $4 }
+	fig[b, $2, $3, $4] = $5
+	if ($3 > maxround[b]) maxround[b] = $3
 	next
 }
 $1 == "mads" {
@@ -71,31 +75,43 @@ $1 == "scale" { scale[$2] = $3; nscale++; next }
 $1 == "scale-qp" { sqp[$2] = $3; if ($2 == "left") sq_left = $0; nsq++; next }
 $1 == "dkms" { dkms_ms = $3; dkms_line = $0; next }
 
-END {
-	if (nsteps) {
-		printf "\n== connection setup over Soft-RoCE: cmtime, us per connection, in-tree CM stack vs overlay\n"
-		printf "   same boot, %d rounds alternating the order; ratio = overlay / in-tree, geometric mean of\n", maxround
-		printf "   the per-round ratios with its 95%% confidence interval (t, n-1 degrees of freedom)\n"
-		printf "   %-14s %12s %12s %8s %20s\n", "step", "in-tree med", "overlay med", "ratio", "95% CI"
-		for (s = 1; s <= nsteps; s++) {
-			st = steps[s]; n = 0; sum = 0; sq = 0; ni = 0; no = 0
-			delete vi; delete vo
-			for (r = 1; r <= maxround; r++) {
-				a = us["in-tree", r, st]; b = us["overlay", r, st]
-				if (a != "") vi[++ni] = a
-				if (b != "") vo[++no] = b
-				if (a == "" || b == "" || a <= 0 || b <= 0) continue
-				l = log(b / a); n++; sum += l; sq += l * l
-			}
-			mi = median(vi, ni); mo = median(vo, no)
-			if (n >= 2) {
-				m = sum / n; sd = sqrt((sq - n * m * m) / (n - 1)); h = t95(n - 1) * sd / sqrt(n)
-				printf "   %-14s %12.1f %12.1f %8.2f %9.2f - %-8.2f\n", st, mi, mo, exp(m), exp(m - h), exp(m + h)
-			} else {
-				printf "   %-14s %12.1f %12.1f %8s %20s\n", st, mi, mo, n ? sprintf("%.2f", exp(sum)) : "-", "(one round)"
-			}
+# The rows of benchmark B: per step the medians of each stack and the
+# ratio overlay / in-tree, the geometric mean of the per-round ratios with
+# its 95% interval (t, n-1 degrees of freedom).
+function pair_rows(b,    s, st, n, sum, sq, ni, no, vi, vo, r, x, y, l, mi, mo, m, sd, h) {
+	printf "   same boot, %d rounds alternating the order; ratio = overlay / in-tree, geometric mean of\n", maxround[b]
+	printf "   the per-round ratios with its 95%% confidence interval (t, n-1 degrees of freedom)\n"
+	printf "   %-14s %12s %12s %8s %20s\n", "step", "in-tree med", "overlay med", "ratio", "95% CI"
+	for (s = 1; s <= nsteps[b]; s++) {
+		st = steps[b, s]; n = 0; sum = 0; sq = 0; ni = 0; no = 0
+		for (r = 1; r <= maxround[b]; r++) {
+			x = fig[b, "in-tree", r, st]; y = fig[b, "overlay", r, st]
+			if (x != "") vi[++ni] = x
+			if (y != "") vo[++no] = y
+			if (x == "" || y == "" || x <= 0 || y <= 0) continue
+			l = log(y / x); n++; sum += l; sq += l * l
 		}
+		mi = median(vi, ni); mo = median(vo, no)
+		if (n >= 2) {
+			m = sum / n; sd = sqrt((sq - n * m * m) / (n - 1)); h = t95(n - 1) * sd / sqrt(n)
+			printf "   %-14s %12.1f %12.1f %8.2f %9.2f - %-8.2f\n", st, mi, mo, exp(m), exp(m - h), exp(m + h)
+		} else {
+			printf "   %-14s %12.1f %12.1f %8s %20s\n", st, mi, mo, n ? sprintf("%.2f", exp(sum)) : "-", "(one round)"
+		}
+	}
+}
+
+END {
+	if (nsteps["rxe-connect"]) {
+		printf "\n== connection setup over Soft-RoCE: cmtime, us per connection, in-tree CM stack vs overlay\n"
+		pair_rows("rxe-connect")
 		printf "   target (issue 16): each interval includes 1.00 or lies below it\n"
+	}
+	if (nsteps["rxe-nvmeof"]) {
+		printf "\n== NVMe over Fabrics over Soft-RoCE: fio 4 KiB random reads, O_DIRECT, queue depth 1, in-tree CM stack vs overlay\n"
+		pair_rows("rxe-nvmeof")
+		printf "   iops: reads per second; clat-us: mean completion latency; clat-p99-us: its 99th percentile (fio)\n"
+		printf "   the CM is not on the data path: an interval away from 1.00 means the overlay disturbs the ULP's QPs\n"
 	}
 	if (nscs) {
 		printf "\n== management MADs on the wire per connection (simfab routed.topo, capture; median of rounds)\n"

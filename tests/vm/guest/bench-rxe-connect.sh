@@ -13,7 +13,6 @@
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
 
-R=/usr/sbin/ib-routed-reload
 rounds=6
 conns=50
 # shellcheck disable=SC2013 # one line of words
@@ -36,59 +35,20 @@ if ! [ -f "$STAMP_FILE" ]; then
 	exit 0
 fi
 
-# cm_ids left: a server that outlived its round would keep the stack
-# busy (and make the reload refuse). Wait for them to go.
-cm_ids_gone() {
-	_n=100
-	while [ "$_n" -gt 0 ]; do
-		[ -z "$(rdma resource show cm_id 2>/dev/null)" ] && return 0
-		sleep 0.1
-		_n=$((_n - 1))
-	done
-	return 1
-}
-
-# stack_is in-tree|overlay: the loaded CM modules are that stack's.
-stack_is() {
-	why=
-	for _m in $OVERLAY_MODS; do
-		case $_m in ib_cm|rdma_cm|rdma_ucm) ;; *) continue ;; esac
-		if [ "$1" = overlay ]; then
-			overlay_check "$_m" || return 1
-		else
-			mod_loaded "$_m" || { why="$_m is not loaded"; return 1; }
-			_v=$(cat "/sys/module/$_m/version" 2>/dev/null)
-			[ -z "$_v" ] || { why="$_m has version '$_v'"; return 1; }
-		fi
-	done
-}
-
-# swap_to in-tree|overlay: with ib-routed-reload; a consumer still holding
-# the stack (a server that did not exit) is stopped by --force.
-swap_to() {
-	_arg=
-	[ "$1" = in-tree ] && _arg=--in-tree
-	cm_ids_gone || diag "cm_ids still open before the swap: $(rdma resource show cm_id 2>&1 | head -n 3)"
-	# shellcheck disable=SC2086 # empty or one option
-	timeout 120 "$R" $_arg >/tmp/swap.out 2>&1
-	_rc=$?
-	if [ "$_rc" -eq 4 ]; then
-		diag "reload refused (consumers), forcing: $(grep consumer /tmp/swap.out | head -n 1)"
-		# shellcheck disable=SC2086
-		timeout 120 "$R" $_arg --force >/tmp/swap.out 2>&1
-		_rc=$?
-	fi
-	[ "$_rc" -eq 0 ] || { why="ib-routed-reload $_arg exit $_rc"; diag_file /tmp/swap.out; return 1; }
-	stack_is "$1"
-}
-
 # cmtime's table: "step  total ms  max ms  min us  us / conn" (rdma-core's
-# cmtime.c); print the last column of each step as a bench line.
+# cmtime.c); print the last column of each step as a bench line. Fails
+# with $why set (and cmtime's output as diagnostics).
+# shellcheck disable=SC2317 # called by stack_rounds
 run_cmtime() {
 	_stack=$1 _round=$2
 	port=$((port + 1))
+	why=
 	if ! SERVER_PERSISTS=1 server_client "cmtime-$_round" "$port" 120 \
-		"cmtime -b $RXE_IP -p $port -c $conns" "cmtime -s $RXE_IP -p $port -c $conns"; then
+		"cmtime -b $RXE_IP -p $port -c $conns" "cmtime -s $RXE_IP -p $port -c $conns" ||
+		! grep -q '^[a-z][a-z ]*:' "/tmp/cmtime-$_round.client"; then
+		why="cmtime failed: ${why:-no step table}"
+		diag_file "/tmp/cmtime-$_round.client"
+		diag_file "/tmp/cmtime-$_round.server"
 		return 1
 	fi
 	awk -v s="$_stack" -v r="$_round" '
@@ -100,27 +60,6 @@ run_cmtime() {
 }
 
 modprobe rdma_ucm || true
-ran=0
-i=1
-while [ "$i" -le "$rounds" ]; do
-	# in-tree first in odd rounds, overlay first in even ones
-	if [ $((i % 2)) -eq 1 ]; then order="in-tree overlay"; else order="overlay in-tree"; fi
-	for s in $order; do
-		if ! swap_to "$s"; then
-			t_fail "bench-rxe-connect:round-$i-$s" "could not swap to $s: $why"
-			continue
-		fi
-		if out=$(run_cmtime "$s" "$i") && [ -n "$out" ]; then
-			printf '%s\n' "$out"
-			ran=$((ran + 1))
-		else
-			t_fail "bench-rxe-connect:round-$i-$s" "cmtime failed: ${why:-no step table}"
-			diag_file "/tmp/cmtime-$i.client"
-			diag_file "/tmp/cmtime-$i.server"
-		fi
-	done
-	i=$((i + 1))
-done
+stack_rounds bench-rxe-connect "$rounds" run_cmtime
 [ "$ran" -eq $((2 * rounds)) ] && t_pass "bench-rxe-connect:rounds ($rounds rounds of $conns connections on each stack)"
-swap_to overlay || diag "could not leave the overlay loaded: $why"
 t_summary

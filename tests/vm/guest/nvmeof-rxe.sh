@@ -49,22 +49,11 @@ rxe_stack stack || done_
 if nvmet_up $NQN $IMG "$RXE_IP" $PORT; then t_pass $T:target; else t_fail $T:target "$why"; fi
 
 # ---- the host ---------------------------------------------------------------
-_bad=
-modprobe nvme_rdma || _bad="modprobe nvme_rdma failed"
-if [ -z "$_bad" ] && [ -c /dev/nvme-fabrics ]; then
-	# What nvme-cli's `nvme connect -t rdma -a ... -s ... -n ...` writes.
-	printf 'transport=rdma,traddr=%s,trsvcid=%s,nqn=%s' "$RXE_IP" $PORT $NQN \
-		>/dev/nvme-fabrics 2>/tmp/nvmeof.connect || _bad="connect: $(cat /tmp/nvmeof.connect)"
-else
-	_bad="$_bad no /dev/nvme-fabrics"
-fi
-ctrl="" ns=""
-[ -n "$_bad" ] || nvme_find $NQN "$RXE_IP" $PORT || _bad=$why
-if [ -z "$_bad" ]; then
+if nvme_connect $NQN "$RXE_IP" $PORT; then
 	t_pass $T:connect
 	diag "controller $ctrl, namespace /dev/$ns: $(cat /sys/class/nvme/"$ctrl"/address)"
 else
-	t_fail $T:connect "${_bad# }"
+	t_fail $T:connect "$why"
 fi
 
 # ---- I/O with verification -------------------------------------------------
@@ -87,10 +76,7 @@ fi
 
 # ---- teardown -----------------------------------------------------------------
 _bad=
-if [ -n "$ctrl" ]; then
-	echo 1 >/sys/class/nvme/"$ctrl"/delete_controller 2>/dev/null || _bad="delete_controller refused"
-	wait_for 10 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
-fi
+nvme_disconnect "$ctrl" || _bad=$why
 nvmet_down $NQN $IMG || _bad="$_bad $why"
 for m in nvme_rdma nvmet_rdma; do
 	unload_tree $m 2>/tmp/nvmeof.rmmod || _bad="$_bad $m not unloaded: $(cat /tmp/nvmeof.rmmod)"

@@ -342,6 +342,85 @@ ipoib_by_gid() {
 	done
 }
 
+# ---- swapping the CM stack in one boot (the bench-rxe-* benchmarks) ------------
+# cm_ids_gone: no rdma_cm id left (waits up to 10 s). A consumer that
+# outlived its round would keep the stack busy and make a reload refuse.
+cm_ids_gone() {
+	_n=100
+	while [ "$_n" -gt 0 ]; do
+		[ -z "$(rdma resource show cm_id 2>/dev/null)" ] && return 0
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# stack_is in-tree|overlay: the loaded CM modules are that stack's.
+stack_is() {
+	why=
+	for _m in $OVERLAY_MODS; do
+		case $_m in ib_cm|rdma_cm|rdma_ucm) ;; *) continue ;; esac
+		if [ "$1" = overlay ]; then
+			overlay_check "$_m" || return 1
+		else
+			mod_loaded "$_m" || { why="$_m is not loaded"; return 1; }
+			_v=$(cat "/sys/module/$_m/version" 2>/dev/null)
+			[ -z "$_v" ] || { why="$_m has version '$_v'"; return 1; }
+		fi
+	done
+}
+
+# swap_to in-tree|overlay: with ib-routed-reload; a consumer still holding
+# the stack (a server that did not exit) is stopped by --force. Fails with
+# $why set unless the stack asked for is the loaded one.
+swap_to() {
+	_arg=
+	[ "$1" = in-tree ] && _arg=--in-tree
+	cm_ids_gone || diag "cm_ids still open before the swap: $(rdma resource show cm_id 2>&1 | head -n 3)"
+	# shellcheck disable=SC2086 # empty or one option
+	timeout 120 /usr/sbin/ib-routed-reload $_arg >/tmp/swap.out 2>&1
+	_rc=$?
+	if [ "$_rc" -eq 4 ]; then
+		diag "reload refused (consumers), forcing: $(grep consumer /tmp/swap.out | head -n 1)"
+		# shellcheck disable=SC2086
+		timeout 120 /usr/sbin/ib-routed-reload $_arg --force >/tmp/swap.out 2>&1
+		_rc=$?
+	fi
+	[ "$_rc" -eq 0 ] || { why="ib-routed-reload $_arg exit $_rc"; diag_file /tmp/swap.out; return 1; }
+	stack_is "$1"
+}
+
+# stack_rounds NAME ROUNDS FUNC: ROUNDS rounds of FUNC on each stack, the
+# in-tree one first in odd rounds and the overlay first in even ones, so
+# that drift in the emulator's speed falls on both alike. Each swaps the
+# stack (swap_to) and runs FUNC STACK ROUND in this shell: its output (the
+# bench lines, diagnostics) is printed when it succeeds, else
+# "NAME:round-R-STACK" fails with FUNC's $why, and only its diagnostics
+# are printed. $ran: how many ran; the overlay is loaded after.
+stack_rounds() {
+	ran=0
+	_i=1
+	while [ "$_i" -le "$2" ]; do
+		if [ $((_i % 2)) -eq 1 ]; then _order="in-tree overlay"; else _order="overlay in-tree"; fi
+		for _s in $_order; do
+			if ! swap_to "$_s"; then
+				t_fail "$1:round-$_i-$_s" "could not swap to $_s: $why"
+				continue
+			fi
+			if "$3" "$_s" "$_i" >/tmp/stack-round.out; then
+				cat /tmp/stack-round.out
+				ran=$((ran + 1))
+			else
+				t_fail "$1:round-$_i-$_s" "$why"
+				# its diagnostics, not the figures of a failed run
+				grep -v '^# bench ' /tmp/stack-round.out
+			fi
+		done
+		_i=$((_i + 1))
+	done
+	swap_to overlay || diag "could not leave the overlay loaded: $why"
+}
+
 # ---- NVMe over Fabrics (nvmeof-rxe, mixed-nvmeof) ----------------------------
 NVMET_CFG=/sys/kernel/config/nvmet
 # nvmet_up NQN FILE IP PORT: nvmet-rdma loaded and a subsystem NQN (any
@@ -502,6 +581,31 @@ nvme_find() {
 	[ "$(cat /sys/class/nvme/"$ctrl"/state)" = live ] || why="$why state=$(cat /sys/class/nvme/"$ctrl"/state)"
 	grep -q "traddr=$2,trsvcid=$3" /sys/class/nvme/"$ctrl"/address || why="$why address=$(cat /sys/class/nvme/"$ctrl"/address)"
 	[ -n "$ns" ] && [ -b "/dev/$ns" ] || why="$why no namespace block device"
+	why=${why# }
+	[ -z "$why" ]
+}
+
+# nvme_connect NQN IP PORT: nvme-rdma connected to subsystem NQN at
+# IP:PORT with the fabrics options string nvme-cli's `nvme connect -t
+# rdma -a IP -s PORT -n NQN` writes to /dev/nvme-fabrics; $ctrl and $ns as
+# nvme_find sets them. Fails with $why set.
+nvme_connect() {
+	why='' ctrl='' ns=''
+	modprobe nvme_rdma || { why="modprobe nvme_rdma failed"; return 1; }
+	[ -c /dev/nvme-fabrics ] || { why="no /dev/nvme-fabrics"; return 1; }
+	printf 'transport=rdma,traddr=%s,trsvcid=%s,nqn=%s' "$2" "$3" "$1" \
+		>/dev/nvme-fabrics 2>/tmp/nvme-connect.err ||
+		{ why="connect: $(cat /tmp/nvme-connect.err)"; return 1; }
+	nvme_find "$1" "$2" "$3"
+}
+
+# nvme_disconnect CTRL: the controller deleted (nothing to do for an
+# empty CTRL). Fails with $why set.
+nvme_disconnect() {
+	why=
+	[ -n "$1" ] || return 0
+	echo 1 >/sys/class/nvme/"$1"/delete_controller 2>/dev/null || why="delete_controller refused"
+	wait_for 10 sh -c "[ ! -e /sys/class/nvme/$1 ]" || why="$why $1 still there"
 	why=${why# }
 	[ -z "$why" ]
 }
