@@ -44,12 +44,7 @@ if ! command -v fio >/dev/null; then
 	t_skip $T "fio is not in the image (scripts/install-deps bench installs it; tests/vm/run --tier bench puts it in)"
 	done_
 fi
-for m in nvmet nvmet-rdma nvme-rdma nvme-fabrics; do
-	if ! grep -q "/${m}\.ko[.a-z]*:" "$MODDIR/modules.dep"; then
-		t_skip $T "$m is not in the image's modules (the kernel has no CONFIG for it?)"
-		done_
-	fi
-done
+need_mods $T nvmet nvmet-rdma nvme-rdma nvme-fabrics || done_
 if ! [ -f "$STAMP_FILE" ]; then
 	t_skip $T "no overlay in the image (--in-tree boot): nothing to compare"
 	done_

@@ -132,7 +132,7 @@ nvmf_run() {
 	# ---- I/O with verification ----
 	if [ -n "$ns" ] && [ -b "/dev/$ns" ]; then
 		_bad=
-		nvme_io "$ns" $MIB /tmp/mn || _bad=$why
+		disk_io "$ns" $MIB /tmp/mn || _bad=$why
 		_h=$(md5sum </tmp/mn.pat | cut -d' ' -f1)
 		_t=$(peer "dd if=$IMG bs=64k count=$((MIB * 16)) 2>/dev/null | md5sum | cut -d' ' -f1")
 		chk target-file "$_t" "$_h"

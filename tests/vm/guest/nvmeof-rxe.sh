@@ -35,13 +35,7 @@ done_() {
 	exit 0
 }
 
-# modules.dep names them with dashes (nvmet-rdma.ko), modprobe either way.
-for m in nvmet nvmet-rdma nvme-rdma nvme-fabrics; do
-	if ! grep -q "/${m}\.ko[.a-z]*:" "$MODDIR/modules.dep"; then
-		t_skip $T "$m is not in the image's modules (the kernel has no CONFIG for it?)"
-		done_
-	fi
-done
+need_mods $T nvmet nvmet-rdma nvme-rdma nvme-fabrics || done_
 mark=$(dmesg_mark)
 rxe_stack stack || done_
 
@@ -57,22 +51,7 @@ else
 fi
 
 # ---- I/O with verification -------------------------------------------------
-if [ -n "$ns" ] && [ -b "/dev/$ns" ]; then
-	_bad=
-	nvme_io "$ns" $MIB /tmp/nvmeof || _bad=$why
-	# The target's file holds what the host wrote (nvmet flushed it).
-	dd if=$IMG of=/tmp/nvmeof.tgt bs=64k count=$((MIB * 16)) 2>/dev/null
-	cmp -s /tmp/nvmeof.pat /tmp/nvmeof.tgt || _bad="$_bad target-file-differs"
-	if [ -z "$_bad" ]; then
-		t_pass $T:io
-		diag "$MIB MiB written and read back, md5 $(md5sum </tmp/nvmeof.pat | cut -d' ' -f1)"
-	else
-		t_fail $T:io "${_bad# }"
-	fi
-	rm -f /tmp/nvmeof.pat /tmp/nvmeof.back /tmp/nvmeof.tgt
-else
-	t_fail $T:io "no namespace to write to"
-fi
+chk_io $T "$ns" $MIB /tmp/nvmeof $IMG
 
 # ---- teardown -----------------------------------------------------------------
 _bad=
@@ -86,11 +65,5 @@ _ids=$(rdma resource show 2>/dev/null | sed -n 's/.* cm_id \([0-9]*\) .*/\1/p' |
 if [ -z "$_bad" ]; then t_pass $T:disconnect; else t_fail $T:disconnect "${_bad# }"; fi
 
 # ---- the kernel's log -----------------------------------------------------------
-dmesg_since "$mark" >/tmp/nvmeof.dmesg
-if grep -E 'Oops|WARNING:|BUG:|Call Trace|general protection' /tmp/nvmeof.dmesg >/tmp/nvmeof.trouble; then
-	diag_file /tmp/nvmeof.trouble
-	t_fail $T:dmesg "kernel trouble during the test"
-else
-	t_pass $T:dmesg
-fi
+chk_oops $T "$mark"
 done_

@@ -67,6 +67,33 @@ dmesg_since() {
 # same to the whole log; tests use it to attribute trouble to a step).
 DMESG_BAD='Oops|WARNING:|WARN|BUG:|Call Trace|general protection|disagrees about version of symbol|Unknown symbol|[Ee]rror|[Ff]ail'
 
+# need_mods NAME MODULE...: every MODULE is in the image's modules.dep
+# (modules.dep may name a file with dashes, nvmet-rdma.ko; modprobe takes
+# either), else NAME is skipped with the first one missing and it fails.
+need_mods() {
+	_t=$1
+	shift
+	for _m in "$@"; do
+		if ! grep -q "/${_m}\.ko[.a-z]*:" "$MODDIR/modules.dep"; then
+			t_skip "$_t" "$_m is not in the image's modules (the kernel has no CONFIG for it?)"
+			return 1
+		fi
+	done
+}
+
+# chk_oops NAME MARK: NAME:dmesg passes unless the kernel log since
+# dmesg_mark MARK has an oops, WARN, BUG or call trace (the ULP tests: the
+# ULPs log their own errors on the way, a teardown's included).
+chk_oops() {
+	dmesg_since "$2" >"/tmp/$1.dmesg"
+	if grep -E 'Oops|WARNING:|BUG:|Call Trace|general protection' "/tmp/$1.dmesg" >"/tmp/$1.trouble"; then
+		diag_file "/tmp/$1.trouble"
+		t_fail "$1:dmesg" "kernel trouble during the test"
+	else
+		t_pass "$1:dmesg"
+	fi
+}
+
 # ---- modules -------------------------------------------------------------
 # load_stack: the CM stack as a consumer loads it (modprobe rdma_ucm), then
 # the overlay modules no in-tree module pulls in (ib_remote_sa, until
@@ -463,6 +490,27 @@ nvmet_down() {
 	[ -z "$why" ]
 }
 
+# chk_io NAME DISK MIB PREFIX BACKING: NAME:io passes when disk_io DISK
+# MIB PREFIX does and BACKING, the target's file, holds what was written
+# (the target flushed it); the files are removed after.
+chk_io() {
+	if [ -z "$2" ] || [ ! -b "/dev/$2" ]; then
+		t_fail "$1:io" "no disk to write to"
+		return
+	fi
+	_bad=
+	disk_io "$2" "$3" "$4" || _bad=$why
+	dd if="$5" of="$4.tgt" bs=64k count=$(($3 * 16)) 2>/dev/null
+	cmp -s "$4.pat" "$4.tgt" || _bad="$_bad target-file-differs"
+	if [ -z "$_bad" ]; then
+		t_pass "$1:io"
+		diag "$3 MiB written and read back, md5 $(md5sum <"$4.pat" | cut -d' ' -f1)"
+	else
+		t_fail "$1:io" "${_bad# }"
+	fi
+	rm -f "$4.pat" "$4.back" "$4.tgt"
+}
+
 # NFS over RDMA with the kernel's own server and no userspace: the image
 # has no nfs-kernel-server, rpcbind or mountd, and needs none for NFSv4.
 # nfsd_up DIR CLIENT: knfsd serves a new tmpfs at DIR as the NFSv4 root
@@ -610,10 +658,10 @@ nvme_disconnect() {
 	[ -z "$why" ]
 }
 
-# nvme_io DISK MIB PREFIX: MIB MiB of random data written to /dev/DISK
+# disk_io DISK MIB PREFIX: MIB MiB of random data written to /dev/DISK
 # and read back after dropping the page cache: the pattern in PREFIX.pat,
 # what came back in PREFIX.back; fails with $why set unless they match.
-nvme_io() {
+disk_io() {
 	why=
 	dd if=/dev/urandom of="$3.pat" bs=1M count="$2" 2>/dev/null
 	# bounded: a stuck queue fails here, not at the test's own timeout
