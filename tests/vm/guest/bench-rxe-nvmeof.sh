@@ -58,26 +58,27 @@ fi
 # stdout. Fails with $why set; everything it set up is gone either way.
 # shellcheck disable=SC2317 # called by stack_rounds
 round() {
-	why=
-	nvmet_up "$NQN" "$IMG" "$RXE_IP" "$PORT" || { why="target: $why"; nvmet_down "$NQN" "$IMG"; return 1; }
-	if nvme_connect "$NQN" "$RXE_IP" "$PORT"; then
-		timeout $((secs + 60)) fio --name=randread --filename="/dev/$ns" \
-			--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1 \
-			--time_based --runtime="$secs" --output-format=terse \
-			--terse-version=3 >/tmp/bench-fio.out 2>/tmp/bench-fio.err ||
-			why="fio exit $?: $(tail -n 1 /tmp/bench-fio.err)"
-		[ -n "$why" ] || awk -F';' -v s="$1" -v r="$2" '
-			$1 == 3 && $5 == 0 && $8 > 0 {
-				printf "# bench rxe-nvmeof %s %d iops %s\n", s, r, $8
-				printf "# bench rxe-nvmeof %s %d clat-us %s\n", s, r, $16
-				for (i = 18; i <= 37; i++)
-					if (index($i, "99.000000%=") == 1)
-						printf "# bench rxe-nvmeof %s %d clat-p99-us %s\n", s, r, substr($i, 12)
-				ok = 1
-			}
-			END { exit !ok }' /tmp/bench-fio.out || why="${why:-fio: no read figures (error or no I/O): $(head -c 200 /tmp/bench-fio.out)}"
-	else
+	why='' ctrl=''
+	if ! nvmet_up "$NQN" "$IMG" "$RXE_IP" "$PORT"; then
+		why="target: $why"
+	elif ! nvme_connect "$NQN" "$RXE_IP" "$PORT"; then
 		why="connect: $why"
+	elif ! timeout $((secs + 60)) fio --name=randread --filename="/dev/$ns" \
+		--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1 \
+		--time_based --runtime="$secs" --output-format=terse \
+		--terse-version=3 >/tmp/bench-fio.out 2>/tmp/bench-fio.err; then
+		why="fio failed: $(tail -n 1 /tmp/bench-fio.err)"
+	elif ! awk -F';' -v s="$1" -v r="$2" '
+		$1 == 3 && $5 == 0 && $8 > 0 {
+			printf "# bench rxe-nvmeof %s %d iops %s\n", s, r, $8
+			printf "# bench rxe-nvmeof %s %d clat-us %s\n", s, r, $16
+			for (i = 18; i <= 37; i++)
+				if (index($i, "99.000000%=") == 1)
+					printf "# bench rxe-nvmeof %s %d clat-p99-us %s\n", s, r, substr($i, 12)
+			ok = 1
+		}
+		END { exit !ok }' /tmp/bench-fio.out; then
+		why="fio: no read figures (error or no I/O): $(head -c 200 /tmp/bench-fio.out)"
 	fi
 	[ -z "$why" ] || diag_file /tmp/bench-fio.err
 	_rw=$why
