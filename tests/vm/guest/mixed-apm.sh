@@ -82,10 +82,6 @@ ids_left() {
 router_count() { # FILE ROUTER KEY: a router's counter
 	capf "$(grep "^router $2 " "$1")" "$3"
 }
-down_drops() { # FILE H/P: packets for the port dropped while it was down
-	_n=$(sed -n "s|^port=$2 drop-port-down=||p" "$1")
-	echo "${_n:-0}"
-}
 client_migrated() {
 	dmesg_since "$1" | grep -q 'simfab_echo: client qp event path migration successful'
 }

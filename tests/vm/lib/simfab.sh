@@ -244,6 +244,13 @@ cm_connect() {
 		'disconnect id=conn' 'wait DISCONNECTED id=cli' >"/tmp/cm-$1.out" 2>&1
 }
 
+# down_drops COUNTERS H/P: the packets for port H/P that simfab dropped
+# while it was down, in a copy of its counters file.
+down_drops() {
+	_dd=$(sed -n "s|^port=$2 drop-port-down=||p" "$1")
+	echo "${_dd:-0}"
+}
+
 # res_total KIND: the count of one kind of resource (pd, cq, qp, cm_id,
 # mr) summed over every device, from the per-device counts of `rdma
 # resource show`; cm_ids: the rdma_cm ids (its cm_id listing leaves out
