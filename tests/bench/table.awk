@@ -6,6 +6,7 @@
 #   mads SCENARIO ROUND CLASS COUNT
 #   rsa SCENARIO ROUND requesters=R n=N answered=A busy=B other=E ns=T sa_queries=Q
 #   apm CASE ROUND to_alt_ns=N rearm_ns=N
+#   nvmeof-failover CASE ROUND METRIC VALUE (stall-ms, errors, reconnects)
 #   scale KEY VALUE
 #   scale-qp KEY VALUE
 #   dkms build MS modules=N load=L
@@ -69,6 +70,12 @@ $1 == "apm" {
 	i = ++apmn[$2]
 	apm_f[$2, i] = kv($0, "to_alt_ns")
 	apm_r[$2, i] = kv($0, "rearm_ns")
+	next
+}
+$1 == "nvmeof-failover" {
+	if (!($2 in seen_fo)) { seen_fo[$2] = 1; fos[++nfos] = $2 }
+	if ($4 == "stall-ms") fo_stall[$2, ++fo_n[$2]] = $5
+	else fo_sum[$2, $4] += $5
 	next
 }
 $1 == "scale" { scale[$2] = $3; nscale++; next }
@@ -191,6 +198,23 @@ END {
 		printf "   alternate on the dual-ported host's second port. routed-auto: a1 -> b1 across the first router,\n"
 		printf "   the alternate through the second, the first router down under traffic; ratios = routed-auto /\n"
 		printf "   apm-auto (failover, re-arm), medians of the same rounds\n"
+	}
+	if (nfos) {
+		printf "\n== APM or reconnect? NVMe over Fabrics across the router (simfab, two guests), the first router fails under writes\n"
+		printf "   nvme-rdma on a1 (overlay) -> stock nvmet-rdma on b1, O_DIRECT 64 KiB writes, PacketLifeTime 12; both cases in each round\n"
+		printf "   %-10s %6s %18s %16s %12s %12s\n", "case", "rounds", "stall med (ms)", "stall max (ms)", "I/O errors", "reconnects"
+		for (s = 1; s <= nfos; s++) {
+			k = fos[s]; n = fo_n[k]; mx = 0
+			delete v
+			for (i = 1; i <= n; i++) { v[i] = fo_stall[k, i]; if (v[i] > mx) mx = v[i] }
+			fo_med[k] = median(v, n)
+			printf "   %-10s %6d %18.0f %16.0f %12d %12d\n", k, n, fo_med[k], mx, fo_sum[k, "errors"], fo_sum[k, "reconnects"]
+		}
+		if (fo_med["apm"] > 0 && fo_med["reconnect"] > 0)
+			printf "   stall ratio reconnect / apm (medians): %.1f\n", fo_med["reconnect"] / fo_med["apm"]
+		printf "   apm: alt_path=2 alt_path_wait=Y alt_routers=1, the HCAs migrate (8 tries of the ACK timeout, then the\n"
+		printf "   alternate); reconnect: no alternate, nvme-rdma's error recovery and reconnect (nvme-cli's defaults,\n"
+		printf "   reconnect delay 10 s) through the other router, both SMs having swept at the failure\n"
 	}
 	if (nscale) {
 		printf "\n== scale: concurrent routed connections a1 -> b1 (simfab routed.topo, rdma_ucm, no QPs: no data traffic)\n"

@@ -48,7 +48,7 @@
 # apm:no-reconnect fail).
 #
 # Skips without simfab.ko, ib_ipoib, the NVMe modules, nvme-cli,
-# ib-routed-ipresolved, ib_remote_sa or rdma_cm's alt_path_wait.
+# ib-routed-ipresolved or ib_remote_sa.
 # shellcheck source=tests/vm/lib/guest.sh
 . /ibr/lib/guest.sh
 # shellcheck source=tests/vm/lib/simfab.sh
@@ -64,12 +64,12 @@ HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/mixed-nvmeof-apm.img
 P=/sys/module/rdma_cm/parameters
-# 64 KiB blocks of a 4 MiB region, written in turn; the first router
-# fails after FAIL_AFTER writes, the writes go on for GO_ON_S seconds.
+# 64 KiB blocks of a 4 MiB region, written in turn (simfab.sh
+# nvmf_failover); the first router fails after FAIL_AFTER writes, the
+# writes go on for GO_ON_S seconds.
 BLOCKS=64
 FAIL_AFTER=24
 GO_ON_S=8
-IO_S=20
 
 done_() {
 	t_summary
@@ -92,13 +92,10 @@ peer_up || done_
 MIXED_SED="$MIXED_SED;s/ life=[0-9]*/ life=12/g"
 chk_begin
 mixed_ulp_stack
-if [ ! -w $P/alt_path_wait ] || [ ! -w /sys/module/ib_remote_sa/parameters/alt_routers ]; then
-	t_skip $T "this overlay's rdma_cm has no alt_path_wait or ib_remote_sa no alt_routers"
-	done_
-fi
+# A series without alt_path_wait (or alt_routers) runs on and fails below.
 echo 2 >$P/alt_path
-echo Y >$P/alt_path_wait
-echo Y >/sys/module/ib_remote_sa/parameters/alt_routers
+echo Y >$P/alt_path_wait || diag "rdma_cm has no alt_path_wait"
+echo Y >/sys/module/ib_remote_sa/parameters/alt_routers || diag "ib_remote_sa has no alt_routers"
 [ "$RA" != "$RB" ] || _bad="$_bad one-router($RA)"
 chk_num life-e "$LIFE_E" 13
 chk_end apm:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mixed-ipr/log
@@ -151,60 +148,19 @@ chk_num reqs-with-alternate "$_alt" "$_reqs"
 chk_end apm:req-alternate /tmp/mna.pcap
 
 # ---- writes while the first router fails ----
-# writer: block i of the pattern to block i again (the pattern is on the
-# disk already), O_DIRECT, until GO_ON_S seconds after the router failed
-# (the file /tmp/mna.failed); a line "centiseconds block rc" each. A write
-# that does not complete in IO_S seconds counts as failed (nvme-rdma's
-# own I/O timeout is 30 s), so the loop ends in bounded time.
-uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
-writer() {
-	_i=0 _until=
-	while :; do
-		_b=$((_i % BLOCKS))
-		timeout $IO_S dd if=/tmp/mna.pat of=/dev/"$ns" bs=64k count=1 skip=$_b seek=$_b \
-			oflag=direct conv=notrunc 2>/dev/null
-		echo "$(uptime_cs) $_b $?"
-		_i=$((_i + 1))
-		if [ -z "$_until" ] && [ -e /tmp/mna.failed ]; then
-			_until=$(($(uptime_cs) + GO_ON_S * 100))
-		fi
-		[ -z "$_until" ] || [ "$(uptime_cs)" -lt "$_until" ] || break
-	done
-}
-rm -f /tmp/mna.failed
-dd if=/dev/urandom of=/tmp/mna.pat bs=64k count=$BLOCKS 2>/dev/null
 cp $D/counters /tmp/mna.c0
 mmark=$(dmesg_mark)
 pmmark=$(peer '. /ibr/lib/guest.sh; dmesg_mark')
-if [ -n "$ns" ]; then
-	timeout 60 dd if=/tmp/mna.pat of=/dev/"$ns" bs=64k oflag=direct 2>/dev/null ||
-		diag "the first write of the pattern failed"
-	writer >/tmp/mna.w &
-	wpid=$!
-	wait_for 120 sh -c "[ \$(wc -l </tmp/mna.w) -ge $FAIL_AFTER ]" || true
-	echo "router $RA down" >$D/ctl
-	_down=$(uptime_cs)
-	touch /tmp/mna.failed
-	# a write blocked in the kernel ignores timeout's signal: bounded here
-	if wait_for $((GO_ON_S + IO_S + 10)) sh -c "! kill -0 $wpid 2>/dev/null"; then
-		wait $wpid
-	else
-		echo "$(uptime_cs) hung 1" >>/tmp/mna.w
-		kill $wpid 2>/dev/null
-	fi
-fi
+fo_writes=0 fo_errors=0 fo_stall_ms=
+[ -z "$ns" ] || nvmf_failover "$ns" /tmp/mna $BLOCKS $FAIL_AFTER $GO_ON_S $((GO_ON_S + 40)) \
+	"echo 'router $RA down' >$D/ctl"
 cp $D/counters /tmp/mna.c1
 cat $D/capture >/tmp/mna.cap
-nw=$(wc -l </tmp/mna.w 2>/dev/null || echo 0)
-_errs=$(awk '$3 != 0' /tmp/mna.w 2>/dev/null | wc -l)
-# the longest gap between two completions, and whether it spans the failure
-_stall=$(awk -v d="${_down:-0}" 'NR > 1 && $1 - p > m { m = $1 - p; at = p } { p = $1 }
-	END { printf "%d %d\n", m * 10, (at <= d + 0 && d + 0 > 0) ? 1 : 0 }' /tmp/mna.w 2>/dev/null)
 chk_begin
-[ "$nw" -gt $((FAIL_AFTER + 1)) ] || _bad="$_bad only-$nw-writes"
-chk_num write-errors "$_errs" 0
+[ "$fo_writes" -gt $((FAIL_AFTER + 1)) ] || _bad="$_bad only-$fo_writes-writes"
+chk_num write-errors "$fo_errors" 0
 chk_end apm:io-during-failure /tmp/mna.w
-diag "$nw writes of 64 KiB, $_errs failed; the longest gap between two completions ${_stall% *} ms (router $RA down at ${_down:-?}0 ms uptime)"
+diag "$fo_writes writes of 64 KiB, $fo_errors failed; the longest gap between two completions ${fo_stall_ms:-?} ms (router $RA down at ${fo_down_cs}0 ms uptime)"
 
 # ---- migrated: RA dropped the tries, RB carried the queues after it ----
 dmesg_since "$mmark" >/tmp/mna.dmesg
@@ -246,7 +202,7 @@ else
 	_bad="no namespace"
 fi
 chk_end apm:io /tmp/mna.dd
-rm -f /tmp/mna.pat /tmp/mna.back
+rm -f /tmp/mna.pat /tmp/mna.back /tmp/mna.failed
 
 # ---- teardown, the first router still down ----
 chk_begin
@@ -264,8 +220,8 @@ chk_end apm:disconnect /tmp/mna-disc.out /tmp/mna-down.out
 echo "router $RA up" >$D/ctl
 
 echo 1 >$P/alt_path
-echo N >$P/alt_path_wait
-echo N >/sys/module/ib_remote_sa/parameters/alt_routers
+echo N >$P/alt_path_wait 2>/dev/null
+echo N >/sys/module/ib_remote_sa/parameters/alt_routers 2>/dev/null
 mixed_ip_down
 peer_dmesg apm:peer-dmesg "the target's kernel"
 unload_tree ib_ipoib 2>/dev/null

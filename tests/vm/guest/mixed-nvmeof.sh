@@ -170,18 +170,9 @@ nvmf_run nvmf "$SL_IN_B"
 # (guest.sh overlay_in), ib_ipoib and b1's address again; b1 answers on
 # B's SA's SL, from the REQ. Then back to the distribution's stack for the
 # tests after this one.
-chk_begin
-peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; overlay_in || { echo \"\$why\"; exit 1; }
-modprobe rdma_ucm && modprobe ib_ipoib" >/tmp/mn-ovl.out 2>&1 || _bad="overlay-in: $(tail -n 1 /tmp/mn-ovl.out)"
-[ -n "$_bad" ] || mixed_ip_peer
-chk_end nvmf-ovl:peer-overlay /tmp/mn-ovl.out
+peer_switch overlay nvmf-ovl:peer-overlay
 nvmf_run nvmf-ovl "$SL_R"
-chk_begin
-peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; overlay_out || { echo \"\$why\"; exit 1; }
-modprobe rdma_ucm && modprobe ib_ipoib" >/tmp/mn-ovl.out 2>&1 || _bad="overlay-out: $(tail -n 1 /tmp/mn-ovl.out)"
-[ -n "$_bad" ] || mixed_ip_peer
-peer_in_tree
-chk_end nvmf-ovl:peer-stock-again /tmp/mn-ovl.out /tmp/mixed-peer-stack.out
+peer_switch stock nvmf-ovl:peer-stock-again
 mixed_ip_down
 
 # ---- both kernels' logs ---------------------------------------------------------------

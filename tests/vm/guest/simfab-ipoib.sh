@@ -425,7 +425,6 @@ INJ=/ibr/bin/ls-inject
 IPRC=/tmp/ipr/ipresolved.conf
 IPRLOG=/tmp/ipr/log
 SLICE=/sys/module/rdma_cm/parameters/ip_gid_slice_ms
-uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
 # As its systemd unit runs it (DynamicUser, CapabilityBoundingSet and
 # AmbientCapabilities CAP_NET_ADMIN, NoNewPrivileges) when setpriv is
 # there: another user with CAP_NET_ADMIN and nothing else.

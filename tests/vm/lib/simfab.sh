@@ -530,6 +530,73 @@ mixed_ip_down() {
 	svc_map_b2 off
 }
 
+# ---- NVMe-oF writes through a router's failure (mixed-nvmeof-apm,
+# bench-mixed-nvmeof-failover) ----
+# nvmf_failover NS PREFIX BLOCKS FAIL_AFTER GO_ON_S BOUND FAIL: PREFIX.pat
+# (BLOCKS blocks of 64 KiB of random data) written to /dev/NS, then block
+# i to block i again, one O_DIRECT dd each; after FAIL_AFTER of them the
+# shell command FAIL runs (e.g. "echo 'router r1 down' >$D/ctl"), and the
+# writes go on for GO_ON_S seconds after it. PREFIX.w: "centiseconds
+# block rc" per write, and "centiseconds hung 1" when the writer had not
+# ended BOUND seconds after the failure (a write blocked in the kernel
+# ignores signals; the loop is left behind). Sets fo_writes, fo_errors
+# (failed or hung), fo_stall_ms (the longest gap between two completions,
+# or between the last one and the end of the wait for a hung writer) and
+# fo_down_cs (uptime at the failure, centiseconds).
+# uptime_cs: the guest's uptime in centiseconds.
+uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+nvmf_failover_writer() { # NS PAT BLOCKS GO_ON_S FLAG
+	_i=0 _until=
+	while :; do
+		_b=$((_i % $3))
+		dd if="$2" of=/dev/"$1" bs=64k count=1 skip=$_b seek=$_b \
+			oflag=direct conv=notrunc 2>/dev/null
+		echo "$(uptime_cs) $_b $?"
+		_i=$((_i + 1))
+		if [ -z "$_until" ] && [ -e "$5" ]; then
+			_until=$(($(uptime_cs) + $4 * 100))
+		fi
+		[ -z "$_until" ] || [ "$(uptime_cs)" -lt "$_until" ] || break
+	done
+}
+# shellcheck disable=SC2034 # set for the sourcing test
+nvmf_failover() {
+	rm -f "$2.failed"
+	fo_down_cs=0
+	dd if=/dev/urandom of="$2.pat" bs=64k count="$3" 2>/dev/null
+	dd if="$2.pat" of=/dev/"$1" bs=64k oflag=direct 2>/dev/null || diag "the first write of the pattern failed"
+	nvmf_failover_writer "$1" "$2.pat" "$3" "$5" "$2.failed" >"$2.w" &
+	_wpid=$!
+	wait_for 120 sh -c "[ \$(wc -l <$2.w) -ge $4 ]" || true
+	eval "$7"
+	fo_down_cs=$(uptime_cs)
+	touch "$2.failed"
+	if wait_for "$6" sh -c "! kill -0 $_wpid 2>/dev/null"; then
+		wait $_wpid
+	else
+		echo "$(uptime_cs) hung 1" >>"$2.w"
+		kill $_wpid 2>/dev/null
+	fi
+	fo_writes=$(grep -vc hung "$2.w")
+	fo_errors=$(awk '$3 != 0' "$2.w" | wc -l)
+	fo_stall_ms=$(awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m * 10 }' "$2.w")
+}
+
+# peer_switch overlay|stock NAME: the peer switched to its kernel's
+# overlay (guest.sh overlay_in) or back to the distribution's stack
+# (overlay_out, then the in-tree check), ib_ipoib and b1's address again;
+# $T:NAME. Its ULP modules must be unloaded first.
+peer_switch() {
+	chk_begin
+	if [ "$1" = overlay ]; then _sw=overlay_in; else _sw=overlay_out; fi
+	peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; $_sw || { echo \"\$why\"; exit 1; }
+modprobe rdma_ucm && modprobe ib_ipoib" >/tmp/mixed-switch.out 2>&1 ||
+		_bad="$_sw: $(tail -n 1 /tmp/mixed-switch.out)"
+	[ -n "$_bad" ] || mixed_ip_peer
+	[ "$1" = overlay ] || peer_in_tree
+	chk_end "$2" /tmp/mixed-switch.out /tmp/mixed-peer-stack.out
+}
+
 # peer_in_tree: the peer's CM modules are the kernel's own: modprobe
 # finds them in kernel/ (not updates/), the loaded ones are not out of
 # tree (no O taint) and carry no version (the overlay's carry its stamp),

@@ -1,0 +1,139 @@
+#!/bin/sh
+# shellcheck shell=sh
+# Benchmark (make bench, tests/bench): is APM worth it when an RC
+# consumer can reconnect after a failure? (issue 26 "Bench rows", an old
+# question on the RDMA lists.) NVMe over Fabrics across the IB router as
+# mixed-nvmeof-apm sets it up (nvme-rdma on a1 here with the overlay, the
+# stock nvmet-rdma target on b1 in the peer guest, PacketLifeTime 12), the
+# same O_DIRECT writes and the same failure, two ways in each round (the
+# order alternating):
+#   apm        rdma_cm alt_path=2 alt_path_wait=Y, ib_remote_sa
+#              alt_routers=1: every REQ carries the alternate through the
+#              other router, and the HCAs migrate
+#   reconnect  alt_path=0: no alternate; nvme-rdma's own error recovery
+#              and reconnect, with nvme-cli's defaults (reconnect delay
+#              10 s), the new route through the other router
+# The failure: the first router down and, at once, a sweep by both SMs (as
+# OpenSM's on the port's trap), so that a new route goes through the
+# second router; after the round the router up and a sweep again.
+# Printed per case and round, for tests/bench/run:
+#   # bench nvmeof-failover CASE ROUND stall-ms N     the longest gap between
+#                                                    two write completions
+#   # bench nvmeof-failover CASE ROUND errors N       writes that failed
+#   # bench nvmeof-failover CASE ROUND reconnects N   nvme-rdma's reconnects
+# Results say that each case ran (connected, wrote, disconnected) and
+# that the APM case kept its first association; the figures are
+# reported, not judged.
+# shellcheck source=tests/vm/lib/guest.sh
+. /ibr/lib/guest.sh
+# shellcheck source=tests/vm/lib/simfab.sh
+. /ibr/lib/simfab.sh
+
+T=bench-mixed-nvmeof-failover
+D=/sys/kernel/debug/simfab
+TOPO=/tmp/bnf.topo
+NVME=/usr/sbin/nvme
+NQN=nqn.2026-12.org.ib-routed:bench-nvmeof-failover
+HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
+HOSTID=5346a100-0000-4000-8000-000000000001
+PORT=4420
+IMG=/tmp/bench-nvmeof-failover.img
+P=/sys/module/rdma_cm/parameters
+ROUNDS=3
+BLOCKS=64
+FAIL_AFTER=24
+GO_ON_S=8
+
+done_() {
+	t_summary
+	exit 0
+}
+for m in simfab ib_ipoib nvmet nvmet-rdma nvme-rdma ib_remote_sa; do
+	if ! has_mod $m; then
+		t_skip $T "$m is not in the image (make simfab; the kernel's CONFIG)"
+		done_
+	fi
+done
+if [ ! -x $NVME ] || [ ! -x $IPRD ]; then
+	t_skip $T "nvme-cli or ib-routed-ipresolved not in the image (scripts/install-deps, make tools)"
+	done_
+fi
+peer_up || done_
+MIXED_SED="$MIXED_SED;s/ life=[0-9]*/ life=12/g"
+chk_begin
+mixed_ulp_stack
+if [ ! -w $P/alt_path_wait ] || [ ! -w /sys/module/ib_remote_sa/parameters/alt_routers ]; then
+	t_skip $T "this overlay's rdma_cm has no alt_path_wait or ib_remote_sa no alt_routers"
+	done_
+fi
+peer ". /ibr/lib/guest.sh; nvmet_up $NQN $IMG $BIP $PORT || { echo \"\$why\"; exit 1; }" >/tmp/bnf-target.out 2>&1 ||
+	_bad="$_bad target: $(tail -n 1 /tmp/bnf-target.out)"
+chk_end setup /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/bnf-target.out
+modprobe nvme_rdma
+
+sweep_both() { # simfab's SMs of both guests look at the fabric again
+	echo sweep >$D/ctl
+	peer "echo sweep >$D/ctl"
+}
+
+# failover CASE ROUND: connect, write through the failure, disconnect,
+# the router back; the figures printed, CASE:ROUND passed when it ran.
+failover() {
+	if [ "$1" = apm ]; then
+		echo 2 >$P/alt_path
+		echo Y >$P/alt_path_wait
+		echo Y >/sys/module/ib_remote_sa/parameters/alt_routers
+	else
+		echo 0 >$P/alt_path
+		echo N >$P/alt_path_wait
+		echo N >/sys/module/ib_remote_sa/parameters/alt_routers
+	fi
+	_m=$(dmesg_mark)
+	_bad=
+	if $NVME connect -t rdma -a "$BIP" -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
+		>/tmp/bnf-connect.out 2>&1 && nvme_find $NQN "$BIP" $PORT; then
+		_cntlid=$(cat /sys/class/nvme/"$ctrl"/cntlid)
+		nvmf_failover "$ns" /tmp/bnf $BLOCKS $FAIL_AFTER $GO_ON_S 90 \
+			"echo 'router $RA down' >$D/ctl; sweep_both"
+		_rc=$(dmesg_since "$_m" | grep -c 'Successfully reconnected')
+		echo "# bench nvmeof-failover $1 $2 stall-ms $fo_stall_ms"
+		echo "# bench nvmeof-failover $1 $2 errors $fo_errors"
+		echo "# bench nvmeof-failover $1 $2 reconnects $_rc"
+		[ "$(cat /sys/class/nvme/"$ctrl"/state)" = live ] || _bad="$_bad state=$(cat /sys/class/nvme/"$ctrl"/state)"
+		if [ "$1" = apm ]; then
+			chk cntlid "$(cat /sys/class/nvme/"$ctrl"/cntlid)" "$_cntlid"
+			chk_num reconnects "$_rc" 0
+		fi
+		nvme_disconnect "$ctrl" || _bad="$_bad $why"
+	else
+		_bad="$_bad connect: ${why:-$(tail -n 1 /tmp/bnf-connect.out)}"
+		nvme_disconnect "$ctrl"
+	fi
+	echo "router $RA up" >$D/ctl
+	sweep_both
+	rm -f /tmp/bnf.pat /tmp/bnf.failed
+	chk_end "$1:$2" /tmp/bnf-connect.out /tmp/bnf.w
+}
+
+r=1
+while [ $r -le $ROUNDS ]; do
+	if [ $((r % 2)) = 1 ]; then
+		failover apm $r
+		failover reconnect $r
+	else
+		failover reconnect $r
+		failover apm $r
+	fi
+	r=$((r + 1))
+done
+
+echo 1 >$P/alt_path
+echo N >$P/alt_path_wait
+echo N >/sys/module/ib_remote_sa/parameters/alt_routers
+unload_tree nvme_rdma 2>/dev/null
+peer ". /ibr/lib/guest.sh; nvmet_down $NQN $IMG; unload_tree nvmet_rdma" >/dev/null 2>&1
+mixed_ip_down
+unload_tree ib_ipoib 2>/dev/null
+peer ". /ibr/lib/guest.sh; unload_tree ib_ipoib; rmmod simfab" >/dev/null 2>&1
+rmmod simfab 2>/dev/null
+done_
