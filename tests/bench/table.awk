@@ -75,6 +75,8 @@ $1 == "apm" {
 $1 == "nvmeof-failover" {
 	if (!($2 in seen_fo)) { seen_fo[$2] = 1; fos[++nfos] = $2 }
 	if ($4 == "stall-ms") fo_stall[$2, ++fo_n[$2]] = $5
+	else if ($4 == "iops") fo_iops[$2, ++fo_ni[$2]] = $5
+	else if ($4 == "clat-us") fo_clat[$2, ++fo_nc[$2]] = $5
 	else fo_sum[$2, $4] += $5
 	next
 }
@@ -202,16 +204,23 @@ END {
 	if (nfos) {
 		printf "\n== APM or reconnect? NVMe over Fabrics across the router (simfab, two guests), the first router fails under writes\n"
 		printf "   nvme-rdma on a1 (overlay) -> stock nvmet-rdma on b1, O_DIRECT 64 KiB writes, PacketLifeTime 12; both cases in each round\n"
-		printf "   %-10s %6s %18s %16s %12s %12s\n", "case", "rounds", "stall med (ms)", "stall max (ms)", "I/O errors", "reconnects"
+		printf "   %-10s %6s %9s %9s %15s %15s %11s %11s\n", "case", "rounds", "iops med", "clat-us", "stall med (ms)", "stall max (ms)", "I/O errors", "reconnects"
 		for (s = 1; s <= nfos; s++) {
 			k = fos[s]; n = fo_n[k]; mx = 0
 			delete v
 			for (i = 1; i <= n; i++) { v[i] = fo_stall[k, i]; if (v[i] > mx) mx = v[i] }
 			fo_med[k] = median(v, n)
-			printf "   %-10s %6d %18.0f %16.0f %12d %12d\n", k, n, fo_med[k], mx, fo_sum[k, "errors"], fo_sum[k, "reconnects"]
+			delete v
+			for (i = 1; i <= fo_ni[k]; i++) v[i] = fo_iops[k, i]
+			io = fo_ni[k] ? sprintf("%.0f", median(v, fo_ni[k])) : "-"
+			delete v
+			for (i = 1; i <= fo_nc[k]; i++) v[i] = fo_clat[k, i]
+			cl = fo_nc[k] ? sprintf("%.0f", median(v, fo_nc[k])) : "-"
+			printf "   %-10s %6d %9s %9s %15.0f %15.0f %11d %11d\n", k, n, io, cl, fo_med[k], mx, fo_sum[k, "errors"], fo_sum[k, "reconnects"]
 		}
 		if (fo_med["apm"] > 0 && fo_med["reconnect"] > 0)
 			printf "   stall ratio reconnect / apm (medians): %.1f\n", fo_med["reconnect"] / fo_med["apm"]
+		printf "   iops, clat-us: fio 4 KiB random reads, queue depth 1, before the failure (through the first router)\n"
 		printf "   apm: alt_path=2 alt_path_wait=Y alt_routers=1, the HCAs migrate (8 tries of the ACK timeout, then the\n"
 		printf "   alternate); reconnect: no alternate, nvme-rdma's error recovery and reconnect (nvme-cli's defaults,\n"
 		printf "   reconnect delay 10 s) through the other router, both SMs having swept at the failure\n"

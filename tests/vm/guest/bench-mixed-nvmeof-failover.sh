@@ -21,6 +21,8 @@
 #                                                    two write completions
 #   # bench nvmeof-failover CASE ROUND errors N       writes that failed
 #   # bench nvmeof-failover CASE ROUND reconnects N   nvme-rdma's reconnects
+#   # bench nvmeof-failover CASE ROUND iops N         fio's 4 KiB random
+#     reads (QD 1, FIO_S s) before the failure, with clat-us and clat-p99-us
 # Results say that each case ran (connected, wrote, disconnected) and
 # that the APM case kept its first association; the figures are
 # reported, not judged.
@@ -43,6 +45,7 @@ ROUNDS=3
 BLOCKS=64
 FAIL_AFTER=24
 GO_ON_S=8
+FIO_S=3
 
 done_() {
 	t_summary
@@ -99,6 +102,11 @@ failover() {
 	if $NVME connect -t rdma -a "$BIP" -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
 		>/tmp/bnf-connect.out 2>&1 && nvme_find $NQN "$BIP" $PORT; then
 		_cntlid=$(cat /sys/class/nvme/"$ctrl"/cntlid)
+		# what the connection carries before the failure (fio in the
+		# bench image only)
+		if command -v fio >/dev/null; then
+			fio_randread nvmeof-failover "$1" "$2" "$ns" "$FIO_S" || _bad="$_bad $why"
+		fi
 		nvmf_failover "$ns" /tmp/bnf $BLOCKS $FAIL_AFTER $GO_ON_S 90 \
 			"echo 'router $RA down' >$D/ctl; sweep_both"
 		_rc=$(dmesg_since "$_m" | grep -c 'Successfully reconnected')

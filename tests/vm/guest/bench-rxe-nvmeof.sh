@@ -63,22 +63,8 @@ round() {
 		why="target: $why"
 	elif ! nvme_connect "$NQN" "$RXE_IP" "$PORT"; then
 		why="connect: $why"
-	elif ! timeout $((secs + 60)) fio --name=randread --filename="/dev/$ns" \
-		--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1 \
-		--time_based --runtime="$secs" --output-format=terse \
-		--terse-version=3 >/tmp/bench-fio.out 2>/tmp/bench-fio.err; then
-		why="fio failed: $(tail -n 1 /tmp/bench-fio.err)"
-	elif ! awk -F';' -v s="$1" -v r="$2" '
-		$1 == 3 && $5 == 0 && $8 > 0 {
-			printf "# bench rxe-nvmeof %s %d iops %s\n", s, r, $8
-			printf "# bench rxe-nvmeof %s %d clat-us %s\n", s, r, $16
-			for (i = 18; i <= 37; i++)
-				if (index($i, "99.000000%=") == 1)
-					printf "# bench rxe-nvmeof %s %d clat-p99-us %s\n", s, r, substr($i, 12)
-			ok = 1
-		}
-		END { exit !ok }' /tmp/bench-fio.out; then
-		why="fio: no read figures (error or no I/O): $(head -c 200 /tmp/bench-fio.out)"
+	else
+		fio_randread rxe-nvmeof "$1" "$2" "$ns" "$secs"
 	fi
 	[ -z "$why" ] || diag_file /tmp/bench-fio.err
 	_rw=$why

@@ -658,6 +658,32 @@ nvme_disconnect() {
 	[ -z "$why" ]
 }
 
+# fio_randread NAME LABEL ROUND DISK SECS: fio's 4 KiB random reads of
+# /dev/DISK for SECS seconds (O_DIRECT, psync, queue depth 1), printed as
+# "# bench NAME LABEL ROUND iops|clat-us|clat-p99-us N" for tests/bench;
+# fails with $why set (fio's errors in /tmp/bench-fio.err).
+fio_randread() {
+	why=
+	if ! timeout $(($5 + 60)) fio --name=randread --filename="/dev/$4" \
+		--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1 \
+		--time_based --runtime="$5" --output-format=terse \
+		--terse-version=3 >/tmp/bench-fio.out 2>/tmp/bench-fio.err; then
+		why="fio failed: $(tail -n 1 /tmp/bench-fio.err)"
+	elif ! awk -F';' -v b="$1" -v s="$2" -v r="$3" '
+		$1 == 3 && $5 == 0 && $8 > 0 {
+			printf "# bench %s %s %d iops %s\n", b, s, r, $8
+			printf "# bench %s %s %d clat-us %s\n", b, s, r, $16
+			for (i = 18; i <= 37; i++)
+				if (index($i, "99.000000%=") == 1)
+					printf "# bench %s %s %d clat-p99-us %s\n", b, s, r, substr($i, 12)
+			ok = 1
+		}
+		END { exit !ok }' /tmp/bench-fio.out; then
+		why="fio: no read figures (error or no I/O): $(head -c 200 /tmp/bench-fio.out)"
+	fi
+	[ -z "$why" ]
+}
+
 # disk_io DISK MIB PREFIX: MIB MiB of random data written to /dev/DISK
 # and read back after dropping the page cache: the pattern in PREFIX.pat,
 # what came back in PREFIX.back; fails with $why set unless they match.
