@@ -34,10 +34,7 @@
 T=bench-mixed-nvmeof-failover
 D=/sys/kernel/debug/simfab
 TOPO=/tmp/bnf.topo
-NVME=/usr/sbin/nvme
 NQN=nqn.2026-12.org.ib-routed:bench-nvmeof-failover
-HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
-HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/bench-nvmeof-failover.img
 P=/sys/module/rdma_cm/parameters
@@ -51,16 +48,7 @@ done_() {
 	t_summary
 	exit 0
 }
-for m in simfab ib_ipoib nvmet nvmet-rdma nvme-rdma ib_remote_sa; do
-	if ! has_mod $m; then
-		t_skip $T "$m is not in the image (make simfab; the kernel's CONFIG)"
-		done_
-	fi
-done
-if [ ! -x $NVME ] || [ ! -x $IPRD ]; then
-	t_skip $T "nvme-cli or ib-routed-ipresolved not in the image (scripts/install-deps, make tools)"
-	done_
-fi
+mixed_nvmf_ready || done_
 peer_up || done_
 MIXED_SED="$MIXED_SED;s/ life=[0-9]*/ life=12/g"
 chk_begin
@@ -99,8 +87,7 @@ failover() {
 	fi
 	_m=$(dmesg_mark)
 	_bad=
-	if $NVME connect -t rdma -a "$BIP" -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
-		>/tmp/bnf-connect.out 2>&1 && nvme_find $NQN "$BIP" $PORT; then
+	if mixed_nvme_connect $NQN $PORT /tmp/bnf-connect.out; then
 		_cntlid=$(cat /sys/class/nvme/"$ctrl"/cntlid)
 		# what the connection carries before the failure (fio in the
 		# bench image only)
@@ -119,7 +106,7 @@ failover() {
 			chk_num reconnects "$_rc" 0
 		fi
 	else
-		_bad="$_bad connect: ${why:-$(tail -n 1 /tmp/bnf-connect.out)}"
+		_bad="$_bad connect: $why"
 	fi
 	# The router back before the disconnect: after a migration each CM
 	# still sends through it (mixed-apm), and a DREQ lost there would

@@ -57,10 +57,7 @@
 T=mixed-nvmeof-apm
 D=/sys/kernel/debug/simfab
 TOPO=/tmp/mna.topo
-NVME=/usr/sbin/nvme
 NQN=nqn.2026-12.org.ib-routed:mixed-nvmeof-apm
-HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
-HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/mixed-nvmeof-apm.img
 P=/sys/module/rdma_cm/parameters
@@ -75,16 +72,7 @@ done_() {
 	t_summary
 	exit 0
 }
-for m in simfab ib_ipoib nvmet nvmet-rdma nvme-rdma ib_remote_sa; do
-	if ! has_mod $m; then
-		t_skip $T "$m is not in the image (make simfab; the kernel's CONFIG)"
-		done_
-	fi
-done
-if [ ! -x $NVME ] || [ ! -x $IPRD ]; then
-	t_skip $T "nvme-cli or ib-routed-ipresolved not in the image (scripts/install-deps, make tools)"
-	done_
-fi
+mixed_nvmf_ready || done_
 mark=$(dmesg_mark)
 peer_up || done_
 
@@ -112,13 +100,8 @@ peer "echo clear >$D/ctl"
 modprobe nvme_rdma
 # nvme-rdma's QP events are pr_debug
 echo 'module nvme_rdma +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-ctrl='' ns='' _bad=
-if $NVME connect -t rdma -a "$BIP" -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
-	>/tmp/mna-connect.out 2>&1; then
-	nvme_find $NQN "$BIP" $PORT || _bad=$why
-else
-	_bad="nvme connect: $(tail -n 1 /tmp/mna-connect.out)"
-fi
+_bad=
+mixed_nvme_connect $NQN $PORT /tmp/mna-connect.out || _bad=$why
 if [ -z "$_bad" ]; then
 	t_pass $T:apm:connect
 	diag "controller $ctrl, namespace /dev/$ns"

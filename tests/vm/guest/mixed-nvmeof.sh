@@ -42,10 +42,7 @@
 T=mixed-nvmeof
 D=/sys/kernel/debug/simfab
 TOPO=/tmp/mn.topo
-NVME=/usr/sbin/nvme
 NQN=nqn.2026-12.org.ib-routed:mixed-nvmeof
-HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
-HOSTID=5346a100-0000-4000-8000-000000000001
 PORT=4420
 IMG=/tmp/mixed-nvmeof.img
 MIB=4
@@ -54,17 +51,7 @@ done_() {
 	t_summary
 	exit 0
 }
-for m in simfab ib_ipoib nvmet nvmet-rdma nvme-rdma ib_remote_sa; do
-	if ! has_mod $m; then
-		t_skip $T "$m is not in the image (make simfab; the kernel's CONFIG)"
-		done_
-	fi
-done
-if [ ! -x $NVME ] || [ ! -x $IPRD ]; then
-	t_skip $T "nvme-cli or ib-routed-ipresolved not in the image (scripts/install-deps, make tools)"
-	done_
-fi
-[ -x $NVME ] || NVME=$(command -v nvme)
+mixed_nvmf_ready || done_
 mark=$(dmesg_mark)
 peer_up || done_
 
@@ -92,16 +79,7 @@ nvmf_run() {
 	modprobe nvme_rdma
 	ctrl='' ns=''
 	_bad=
-	# An explicit host NQN and ID, one pair: nvme-cli's defaults (from
-	# DMI, zeros in QEMU) may pair another ID with the kernel's default
-	# host's, which 6.12 and later refuse ("found same hostid ... but
-	# different hostnqn").
-	if $NVME connect -t rdma -a $BIP -s $PORT -n $NQN --hostnqn=$HOSTNQN --hostid=$HOSTID \
-		>/tmp/mn-connect.out 2>&1; then
-		nvme_find $NQN $BIP $PORT || _bad=$why
-	else
-		_bad="nvme connect: $(tail -n 1 /tmp/mn-connect.out)"
-	fi
+	mixed_nvme_connect $NQN $PORT /tmp/mn-connect.out || _bad=$why
 	cat $D/capture >/tmp/mn.cap
 	peer "cat $D/capture" >/tmp/mn.pcap
 	if [ -z "$_bad" ]; then

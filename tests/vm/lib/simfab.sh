@@ -530,6 +530,44 @@ mixed_ip_down() {
 	svc_map_b2 off
 }
 
+# ---- NVMe over Fabrics in the mixed tier (mixed-nvmeof, mixed-nvmeof-apm,
+# bench-mixed-nvmeof-failover): the target on b1 in the peer, the host here ----
+NVME=/usr/sbin/nvme
+# An explicit host NQN and ID, one pair: nvme-cli's defaults (from DMI,
+# zeros in QEMU) may pair another ID with the kernel's default host's,
+# which 6.12 and later refuse ("found same hostid ... but different
+# hostnqn").
+MIXED_HOSTNQN=nqn.2026-12.org.ib-routed:host-a1
+MIXED_HOSTID=5346a100-0000-4000-8000-000000000001
+# mixed_nvmf_ready: the modules and tools those need are in the image;
+# else $T is skipped with the reason, and 1.
+mixed_nvmf_ready() {
+	for _m in simfab ib_ipoib nvmet nvmet-rdma nvme-rdma ib_remote_sa; do
+		if ! has_mod $_m; then
+			t_skip "$T" "$_m is not in the image (make simfab; the kernel's CONFIG)"
+			return 1
+		fi
+	done
+	if [ ! -x $NVME ] || [ ! -x "$IPRD" ]; then
+		t_skip "$T" "nvme-cli or ib-routed-ipresolved not in the image (scripts/install-deps, make tools)"
+		return 1
+	fi
+}
+# mixed_nvme_connect NQN PORT OUT: nvme-cli's `nvme connect -t rdma` to
+# b1's address ($BIP) and PORT, its output in OUT; $ctrl and $ns as
+# nvme_find sets them. Fails with $why set.
+mixed_nvme_connect() {
+	# shellcheck disable=SC2034 # for the caller, as nvme_find sets them
+	ctrl='' ns=''
+	if $NVME connect -t rdma -a "$BIP" -s "$2" -n "$1" --hostnqn=$MIXED_HOSTNQN \
+		--hostid=$MIXED_HOSTID >"$3" 2>&1; then
+		nvme_find "$1" "$BIP" "$2"
+	else
+		why="nvme connect: $(tail -n 1 "$3")"
+		return 1
+	fi
+}
+
 # ---- NVMe-oF writes through a router's failure (mixed-nvmeof-apm,
 # bench-mixed-nvmeof-failover) ----
 # nvmf_failover NS PREFIX BLOCKS FAIL_AFTER GO_ON_S BOUND FAIL: PREFIX.pat
