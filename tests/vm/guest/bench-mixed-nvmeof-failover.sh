@@ -37,7 +37,6 @@ TOPO=/tmp/bnf.topo
 NQN=nqn.2026-12.org.ib-routed:bench-nvmeof-failover
 PORT=4420
 IMG=/tmp/bench-nvmeof-failover.img
-P=/sys/module/rdma_cm/parameters
 ROUNDS=3
 BLOCKS=64
 FAIL_AFTER=24
@@ -53,8 +52,8 @@ peer_up || done_
 MIXED_SED="$MIXED_SED;s/ life=[0-9]*/ life=12/g"
 chk_begin
 mixed_ulp_stack
-if [ ! -w $P/alt_path_wait ] || [ ! -w /sys/module/ib_remote_sa/parameters/alt_routers ]; then
-	t_skip $T "this overlay's rdma_cm has no alt_path_wait or ib_remote_sa no alt_routers"
+if ! ulp_apm default; then
+	t_skip $T "this overlay has $why"
 	done_
 fi
 peer ". /ibr/lib/guest.sh; nvmet_up $NQN $IMG $BIP $PORT || { echo \"\$why\"; exit 1; }" >/tmp/bnf-target.out 2>&1 ||
@@ -76,15 +75,7 @@ target_idle() {
 # failover CASE ROUND: connect, write through the failure, disconnect,
 # the router back; the figures printed, CASE:ROUND passed when it ran.
 failover() {
-	if [ "$1" = apm ]; then
-		echo 2 >$P/alt_path
-		echo Y >$P/alt_path_wait
-		echo Y >/sys/module/ib_remote_sa/parameters/alt_routers
-	else
-		echo 0 >$P/alt_path
-		echo N >$P/alt_path_wait
-		echo N >/sys/module/ib_remote_sa/parameters/alt_routers
-	fi
+	if [ "$1" = apm ]; then ulp_apm on; else ulp_apm off; fi
 	_m=$(dmesg_mark)
 	_bad=
 	if mixed_nvme_connect $NQN $PORT /tmp/bnf-connect.out; then
@@ -132,9 +123,7 @@ while [ $r -le $ROUNDS ]; do
 	r=$((r + 1))
 done
 
-echo 1 >$P/alt_path
-echo N >$P/alt_path_wait
-echo N >/sys/module/ib_remote_sa/parameters/alt_routers
+ulp_apm default
 unload_tree nvme_rdma 2>/dev/null
 peer ". /ibr/lib/guest.sh; nvmet_down $NQN $IMG; unload_tree nvmet_rdma" >/dev/null 2>&1
 mixed_ip_down

@@ -60,7 +60,6 @@ TOPO=/tmp/mna.topo
 NQN=nqn.2026-12.org.ib-routed:mixed-nvmeof-apm
 PORT=4420
 IMG=/tmp/mixed-nvmeof-apm.img
-P=/sys/module/rdma_cm/parameters
 # 64 KiB blocks of a 4 MiB region, written in turn (simfab.sh
 # nvmf_failover); the first router fails after FAIL_AFTER writes, the
 # writes go on for GO_ON_S seconds.
@@ -81,9 +80,7 @@ MIXED_SED="$MIXED_SED;s/ life=[0-9]*/ life=12/g"
 chk_begin
 mixed_ulp_stack
 # A series without alt_path_wait (or alt_routers) runs on and fails below.
-echo 2 >$P/alt_path
-echo Y >$P/alt_path_wait || diag "rdma_cm has no alt_path_wait"
-echo Y >/sys/module/ib_remote_sa/parameters/alt_routers || diag "ib_remote_sa has no alt_routers"
+ulp_apm on || diag "$why"
 [ "$RA" != "$RB" ] || _bad="$_bad one-router($RA)"
 chk_num life-e "$LIFE_E" 13
 chk_end apm:stack /tmp/mixed-peer-stack.out /tmp/mixed-peer-load.out /tmp/mixed-ipr/log
@@ -202,9 +199,7 @@ chk ids-left "$(cm_ids) $(peer '. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_id
 chk_end apm:disconnect /tmp/mna-disc.out /tmp/mna-down.out
 echo "router $RA up" >$D/ctl
 
-echo 1 >$P/alt_path
-echo N >$P/alt_path_wait 2>/dev/null
-echo N >/sys/module/ib_remote_sa/parameters/alt_routers 2>/dev/null
+ulp_apm default
 mixed_ip_down
 peer_dmesg apm:peer-dmesg "the target's kernel"
 unload_tree ib_ipoib 2>/dev/null

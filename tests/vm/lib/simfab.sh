@@ -570,20 +570,10 @@ mixed_nvme_connect() {
 
 # ---- NVMe-oF writes through a router's failure (mixed-nvmeof-apm,
 # bench-mixed-nvmeof-failover) ----
-# nvmf_failover NS PREFIX BLOCKS FAIL_AFTER GO_ON_S BOUND FAIL: PREFIX.pat
-# (BLOCKS blocks of 64 KiB of random data) written to /dev/NS, then block
-# i to block i again, one O_DIRECT dd each; after FAIL_AFTER of them the
-# shell command FAIL runs (e.g. "echo 'router r1 down' >$D/ctl"), and the
-# writes go on for GO_ON_S seconds after it. PREFIX.w: "centiseconds
-# block rc" per write, and "centiseconds hung 1" when the writer had not
-# ended BOUND seconds after the failure (a write blocked in the kernel
-# ignores signals; the loop is left behind). Sets fo_writes, fo_errors
-# (failed or hung), fo_stall_ms (the longest gap between two completions,
-# or between the last one and the end of the wait for a hung writer) and
-# fo_down_cs (uptime at the failure, centiseconds).
 # uptime_cs: the guest's uptime in centiseconds.
 uptime_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
-nvmf_failover_writer() { # NS PAT BLOCKS GO_ON_S FLAG
+# nvmf_failover_writer NS PAT BLOCKS GO_ON_S FLAG: nvmf_failover's loop.
+nvmf_failover_writer() {
 	_i=0 _until=
 	while :; do
 		_b=$((_i % $3))
@@ -597,6 +587,18 @@ nvmf_failover_writer() { # NS PAT BLOCKS GO_ON_S FLAG
 		[ -z "$_until" ] || [ "$(uptime_cs)" -lt "$_until" ] || break
 	done
 }
+
+# nvmf_failover NS PREFIX BLOCKS FAIL_AFTER GO_ON_S BOUND FAIL: PREFIX.pat
+# (BLOCKS blocks of 64 KiB of random data) written to /dev/NS, then block
+# i to block i again, one O_DIRECT dd each; after FAIL_AFTER of them the
+# shell command FAIL runs (e.g. "echo 'router r1 down' >$D/ctl"), and the
+# writes go on for GO_ON_S seconds after it. PREFIX.w: "centiseconds
+# block rc" per write, and "centiseconds hung 1" when the writer had not
+# ended BOUND seconds after the failure (a write blocked in the kernel
+# ignores signals; the loop is left behind). Sets fo_writes, fo_errors
+# (failed or hung), fo_stall_ms (the longest gap between two completions,
+# or between the last one and the end of the wait for a hung writer) and
+# fo_down_cs (uptime at the failure, centiseconds).
 # shellcheck disable=SC2034 # set for the sourcing test
 nvmf_failover() {
 	rm -f "$2.failed"
@@ -618,6 +620,26 @@ nvmf_failover() {
 	fo_writes=$(grep -vc hung "$2.w")
 	fo_errors=$(awk '$3 != 0' "$2.w" | wc -l)
 	fo_stall_ms=$(awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m * 10 }' "$2.w")
+}
+
+# ulp_apm on|off|default: rdma_cm's and ib_remote_sa's parameters for the
+# path migration of kernel ULPs (docs/path-records.md, alt_path_wait): on
+# = alt_path=2 alt_path_wait=Y alt_routers=1 (every routed REQ carries an
+# alternate, through the other router too), off = alt_path=0 (none),
+# default = the modules' own (1, N, N). Fails with $why set when a
+# parameter is missing (a series without it).
+ulp_apm() {
+	why=
+	case $1 in
+	on) _ap=2 _aw=Y _ar=Y ;;
+	off) _ap=0 _aw=N _ar=N ;;
+	*) _ap=1 _aw=N _ar=N ;;
+	esac
+	echo $_ap >/sys/module/rdma_cm/parameters/alt_path || why="no alt_path"
+	echo $_aw 2>/dev/null >/sys/module/rdma_cm/parameters/alt_path_wait || why="$why no alt_path_wait"
+	echo $_ar 2>/dev/null >/sys/module/ib_remote_sa/parameters/alt_routers || why="$why no alt_routers"
+	why=${why# }
+	[ -z "$why" ]
 }
 
 # peer_switch overlay|stock NAME: the peer switched to its kernel's
