@@ -177,7 +177,7 @@ dkms-install: deps
 
 dkms-uninstall:
 	-$(DKMS_DRIVER) remove
-	rm -rf $(DKMS_SRC) $(DKMS_FORCE) $(DKMS_DRIVER) $(KERNEL_HOOKS)
+	rm -rf $(DKMS_SRC) $(DKMS_FORCE) $(DKMS_DRIVER) $(KERNEL_HOOKS) /var/cache/ib-routed/ksrc
 
 clean:
 	rm -rf build

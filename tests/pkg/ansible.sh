@@ -116,16 +116,13 @@ EOF
 	fi
 	# Local package files instead of the repository, a newer version: the
 	# role upgrades to it (DKMS builds it), then changes nothing.
-	if [ ! -f "$work/deb-$v2/ib-routed-utils_${v2}_amd64.deb" ] &&
-		! run "$IBR_TOP/packaging/deb/build" -o "$work/deb-$v2" --version "$v2"; then
-		show_log
-	fi
+	ensure_debs "$v2" || show_log
 	sed -i -e '/ib_routed_repo_/d' "$ansible_work/inventory.yml"
 	cat >>"$ansible_work/inventory.yml" <<EOF
       ib_routed_install_from: local
       ib_routed_local_packages:
-        - $work/deb-$v2/ib-routed-dkms_${v2}_all.deb
-        - $work/deb-$v2/ib-routed-utils_${v2}_amd64.deb
+        - $debs_dir/deb-$v2/ib-routed-dkms_${v2}_all.deb
+        - $debs_dir/deb-$v2/ib-routed-utils_${v2}_amd64.deb
 EOF
 	if ansible_play local && overlay_installed "$v2" && grep -q "\"version\": \"$v2\"" "$fact"; then
 		t_pass pkg-ansible-local-files-upgrade

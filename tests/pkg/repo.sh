@@ -16,9 +16,7 @@ repo_port=
 # The packages the repository is built from: the build and rpm cases make
 # them; when this case runs alone, make them here.
 repo_packages() {
-	if ! ls "$work/deb-$v1/ib-routed-dkms_${v1}_all.deb" >/dev/null 2>&1; then
-		run "$IBR_TOP/packaging/deb/build" -o "$work/deb-$v1" --version "$v1" || return 1
-	fi
+	ensure_debs "$v1" || return 1
 	if ! ls "$work/rpm/RPMS/noarch/ib-routed-dkms-$v1-1.noarch.rpm" >/dev/null 2>&1; then
 		run "$IBR_TOP/packaging/rpm/build" -o "$work/rpm" --version "$v1" || return 1
 	fi
@@ -82,7 +80,7 @@ repo_build() {
 		return 1
 	fi
 	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
-		--deb-dir "$work/deb-$v1" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
+		--deb-dir "$debs_dir/deb-$v1" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
 		--url "http://127.0.0.1:$repo_port" &&
 		[ -f "$repo_dir/deb/dists/bookworm/InRelease" ] && [ -f "$repo_dir/rpm/repodata/repomd.xml.asc" ]; then
 		t_pass "$name"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 42 (measured under TCG; tests/vm/run --boots balances by it)
 # ib_remote_sa's alternate path discovery (ib_remote_sa_alt_path_get,
 # docs/remote-sa-protocol.md "NodePorts" and "Alternate paths") on
 # simfab's altdisc.topo: routed.topo's subnets A and B with a dual-ported

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 40 (measured under TCG; tests/vm/run --boots balances by it)
 # rdma_resolve_route() finds an alternate path for a routed destination
 # (issue 9 item 7, docs/path-records.md "An alternate at route time") on
 # simfab's altdisc.topo: routed.topo's subnets A and B with a

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 90 (measured under TCG; tests/vm/run --boots balances by it)
 # rdma_cm across an IB router (issue 9) on simfab's routed topology
 # (tests/simfab/topology/routed.topo): route resolution takes the forward
 # record from the local SA and the return record from ib_remote_sa, and

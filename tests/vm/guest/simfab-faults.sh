@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 24 (measured under TCG; tests/vm/run --boots balances by it)
 # Faults during connection setup on simfab's routed topology (a2 -> b1
 # through rdma_ucm, cm_connect): each fails or recovers as rdma_cm and
 # ib_remote_sa document, and nothing is left behind.

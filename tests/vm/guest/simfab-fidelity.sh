@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 15 (measured under TCG; tests/vm/run --boots balances by it)
 # simfab's SA against a real one (issue 3 item 7, issue 25 point 7): every
 # PathRecord query of each reference (written on the host by
 # tests/simfab/fidelity/run, OpenSM 3.3.23 on ibsim for the same topology)

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 10 (measured under TCG; tests/vm/run --boots balances by it)
 # Routers that take the DLID from the DGID (simfab router dlid=gid, as
 # NVIDIA's SB7780/SB7880 IB routers do: "the DLID in the new LRH is built
 # using simplified GID-to-LID mapping (LID = 16 LSB bits of GID)", with

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 13 (measured under TCG; tests/vm/run --boots balances by it)
 # simfab's router choice (tests/simfab/README.md "OpenSM's router choice")
 # on routed.topo. Its default, router_choice=opensm, answers as OpenSM's
 # find_router() does: the first matching prefix route only, with its one

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 75 (measured under TCG; tests/vm/run --boots balances by it)
 # RDMA_OPTION_IB_PATH path record sets, QUERY_PATH and the capabilities
 # file (issue 9, docs/path-records.md) on simfab's routed topology, through
 # rdma_ucm with simfab-cm. Expected values come from debugfs

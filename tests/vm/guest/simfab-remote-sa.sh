@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 85 (measured under TCG; tests/vm/run --boots balances by it)
 # ib_remote_sa (kernel-patches/6.1, docs/remote-sa-protocol.md) on simfab's
 # routed topology (tests/simfab/topology/routed.topo): a1 on subnet A asks
 # the ib_remote_sa service on subnet B, across a router, for B's half of

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 13 (measured under TCG; tests/vm/run --boots balances by it)
 # simfab (tests/simfab) with two subnets joined by IB routers
 # (tests/simfab/topology/routed.topo, loaded here in place of the default):
 #

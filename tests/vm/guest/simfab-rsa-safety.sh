@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 46 (measured under TCG; tests/vm/run --boots balances by it)
 # ib_remote_sa against malformed input from the wire (issue 22, items 3, 8
 # and 9; docs/remote-sa-protocol.md "Answers" and "Limits"), on simfab's
 # routed topology: a1 on subnet A asks b1's service on subnet B. The bad

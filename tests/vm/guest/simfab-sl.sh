@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 12 (measured under TCG; tests/vm/run --boots balances by it)
 # simfab's SL-to-VL model (tests/simfab/README.md, "Fidelity: SL to VL")
 # and the SLs a routed connection's QPs take, on sl2vl.topo: subnet B's SM
 # gives a data VL only to the SLs in use on B, every other SL maps to VL15.
