@@ -166,14 +166,18 @@ DKMS_FORCE := /usr/share/dkms/modules_to_force_install/ib-routed
 DKMS_DRIVER := /usr/libexec/ib-routed/dkms-kernel
 KERNEL_HOOKS := $(foreach h,postinst header_postinst postrm,/etc/kernel/$(h).d/ib-routed)
 
-dkms-install: deps
+# Installs what building the overlay needs (scripts/install-deps dkms: DKMS,
+# the compiler, the kernel's headers and source) and nothing else.
+DKMS_KVER = $(or $(KVER),$(shell uname -r))
+dkms-install:
+	scripts/install-deps dkms $(DKMS_KVER)
 	scripts/dkms-source $(DKMS_SRC) $(VERSION)
 	mkdir -p $(dir $(DKMS_FORCE)) $(dir $(DKMS_DRIVER))
 	echo ib-routed > $(DKMS_FORCE)
 	sed 's/#MODULE_VERSION#/$(VERSION)/' scripts/dkms-kernel > $(DKMS_DRIVER)
 	chmod 0755 $(DKMS_DRIVER)
 	for h in $(KERNEL_HOOKS); do install -D -m 0755 scripts/kernel-hook $$h; done
-	$(DKMS_DRIVER) install $(or $(KVER),$(shell uname -r))
+	$(DKMS_DRIVER) install $(DKMS_KVER)
 
 dkms-uninstall:
 	-$(DKMS_DRIVER) remove
