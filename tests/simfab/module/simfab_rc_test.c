@@ -22,6 +22,7 @@
 #include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/ktime.h>
+#include <linux/kprobes.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
@@ -36,7 +37,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, cma-altwait-destroy, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -124,6 +125,12 @@ MODULE_PARM_DESC(connect_delay_ms, "cma-altroute*: wait this long after ROUTE_RE
 static int destroy_ms = 3000;
 module_param(destroy_ms, int, 0444);
 MODULE_PARM_DESC(destroy_ms, "cma-altroute-destroy: destroy the id this long after rdma_resolve_route(), ms");
+static int rounds = 20;
+module_param(rounds, int, 0444);
+MODULE_PARM_DESC(rounds, "cma-altwait-destroy: route resolutions whose ROUTE_RESOLVED handler destroys the id");
+static int race_hold_ms = 300;
+module_param(race_hold_ms, int, 0444);
+MODULE_PARM_DESC(race_hold_ms, "cma-altwait-destroy: once ROUTE_RESOLVED has come, how long ib_remote_sa_alt_path_get()'s return is held for the id to be freed, ms");
 static int act_ns;
 module_param(act_ns, int, 0444);
 MODULE_PARM_DESC(act_ns, "ip: a pid in the active side's netns (0: init)");
@@ -3147,6 +3154,238 @@ out:
 	t_altroute_put();
 }
 
+/*
+ * cma-altwait-destroy (issue 41 item 1): rdma_cm's alt_path_wait parks
+ * the route's work, which holds the route's reference on the id, with
+ * ib_remote_sa's alternate discovery, whose end queues it. A discovery
+ * that ends before ib_remote_sa_alt_path_get() has returned to
+ * cma_alt_path_query() (on another CPU, at once when there is no other
+ * pair of ports to try) delivers ROUTE_RESOLVED, and this consumer's
+ * handler destroys the id (it returns non-zero), while the caller still
+ * has the id's rsa_lock to take. The caller must hold a reference of its
+ * own across the call, so that the id outlives it.
+ *
+ * The window is a few instructions wide; a kretprobe on
+ * ib_remote_sa_alt_path_get() holds the return of the test's own call
+ * (bounded) until ROUTE_RESOLVED has been delivered, and then up to
+ * race_hold_ms for the id to be freed; a kprobe on kfree() sees the id
+ * go. Freed before the call returned is the use after free that follows
+ * (Debian's kernels have no KASAN). The guest test makes the return
+ * record come from ib_remote_sa's cache (a warm-up resolution first), so
+ * that rdma_cm asks for the discovery from ib_remote_sa's per-port
+ * workqueue, not from the MAD completion that the discovery's own answer
+ * needs. Each round is one id: bind, resolve the address, resolve the
+ * route; the first use after free ends the rounds.
+ */
+static struct {
+	struct ib_device *dev;
+	u32 port;
+	bool armed;		/* this round's call is the one held */
+	bool routing;		/* the address is resolved: route events */
+	unsigned long id;	/* the round's id, as kfree() is given it */
+	bool resolved;		/* ROUTE_RESOLVED delivered (then destroyed) */
+	bool freed;		/* kfree() of the id */
+	int route_event, route_status;
+	int calls;		/* ib_remote_sa_alt_path_get() calls held */
+	bool in_call_resolved, in_call_freed;
+	bool returned;		/* the held call has returned */
+	long call_ret;
+	struct completion addr;
+	int addr_status;
+} t_aw;
+
+static int t_aw_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	if (!READ_ONCE(t_aw.routing)) {
+		t_aw.addr_status = ev->event == RDMA_CM_EVENT_ADDR_RESOLVED ?
+				   0 : (ev->status ?: -EIO);
+		complete(&t_aw.addr);
+		return 0;
+	}
+	/* the route's end, whatever it is: rdma_cm destroys the id */
+	t_aw.route_event = ev->event;
+	t_aw.route_status = ev->status;
+	smp_store_release(&t_aw.resolved, true);
+	return 1;
+}
+
+static int t_aw_kfree(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long id = READ_ONCE(t_aw.id);
+
+	/* rdma_id_private starts with its rdma_cm_id */
+	if (id && regs_get_kernel_argument(regs, 0) == id)
+		WRITE_ONCE(t_aw.freed, true);
+	return 0;
+}
+
+static int t_aw_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (!READ_ONCE(t_aw.armed) ||
+	    regs_get_kernel_argument(regs, 0) != (unsigned long)t_aw.dev ||
+	    (u32)regs_get_kernel_argument(regs, 1) != t_aw.port)
+		return 1;	/* not the test's: no return handler */
+	return 0;
+}
+
+/* Runs as the call returns to cma_alt_path_query(): atomic, so bounded. */
+static int t_aw_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int i;
+
+	t_aw.calls++;
+	t_aw.call_ret = regs_return_value(regs);
+	if (t_aw.call_ret >= 0) {
+		for (i = 0; i < 20000 && !smp_load_acquire(&t_aw.resolved); i++)
+			udelay(100);
+		t_aw.in_call_resolved = smp_load_acquire(&t_aw.resolved);
+	}
+	if (t_aw.in_call_resolved) {
+		for (i = 0; i < race_hold_ms * 10 && !READ_ONCE(t_aw.freed); i++)
+			udelay(100);
+		t_aw.in_call_freed = READ_ONCE(t_aw.freed);
+	}
+	if (t_aw.in_call_freed)
+		pr_info("# %s use-after-free: the id was freed before ib_remote_sa_alt_path_get() returned to its caller, which takes the id's rsa_lock next\n",
+			t_case);
+	smp_store_release(&t_aw.returned, true);
+	return 0;
+}
+
+static struct kprobe t_aw_kfree_kp = {
+	.symbol_name = "kfree",
+	.pre_handler = t_aw_kfree,
+};
+
+static struct kretprobe t_aw_krp = {
+	.kp.symbol_name = "ib_remote_sa_alt_path_get",
+	.entry_handler = t_aw_entry,
+	.handler = t_aw_return,
+	.maxactive = 4,
+};
+
+/* One round: 0 when the id is gone (freed), else an errno. */
+static int t_aw_round(bool hold)
+{
+	struct sockaddr_ib src, dst;
+	struct rdma_cm_id *id;
+	int ret, i;
+
+	t_aw.routing = false;
+	t_aw.resolved = false;
+	t_aw.freed = false;
+	t_aw.calls = 0;
+	t_aw.in_call_resolved = false;
+	t_aw.in_call_freed = false;
+	t_aw.returned = false;
+	t_aw.route_event = -1;
+	reinit_completion(&t_aw.addr);
+	id = rdma_create_id(&init_net, t_aw_handler, &t_aw, RDMA_PS_IB,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (opt_in)
+		t_apm_events(id, true);
+	t_sib(&src, &t_act.gid, 0);
+	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, 5000);
+	if (!ret && !wait_for_completion_timeout(&t_aw.addr,
+						 msecs_to_jiffies(wait_ms)))
+		ret = -ETIMEDOUT;
+	if (!ret)
+		ret = t_aw.addr_status;
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	WRITE_ONCE(t_aw.id, (unsigned long)id);
+	WRITE_ONCE(t_aw.routing, true);
+	WRITE_ONCE(t_aw.armed, hold);
+	ret = rdma_resolve_route(id, route_ms);
+	if (ret) {
+		WRITE_ONCE(t_aw.armed, false);
+		WRITE_ONCE(t_aw.id, 0);
+		rdma_destroy_id(id);
+		return ret;
+	}
+	/* from here the id is rdma_cm's to destroy (the handler says so) */
+	for (i = 0; i < wait_ms / 5 && !READ_ONCE(t_aw.freed); i++)
+		msleep(5);
+	/* and for the held call's verdict (none without a discovery) */
+	for (i = 0; hold && i < 600 && !smp_load_acquire(&t_aw.returned); i++)
+		msleep(5);
+	WRITE_ONCE(t_aw.armed, false);
+	WRITE_ONCE(t_aw.id, 0);
+	return READ_ONCE(t_aw.freed) ? 0 : -ETIMEDOUT;
+}
+
+static void t_case_cma_altwait_destroy(void)
+{
+	int ret = t_setup(false), n, reached = 0, uaf = 0, gone = 0;
+	int resolved = 0, held = 0;
+
+	t_result(!ret, "setup", "the two ports' devices or GIDs");
+	if (ret || !t_altroute_get())
+		goto out;
+	t_aw.dev = t_act.dev;
+	t_aw.port = t_act.port;
+	init_completion(&t_aw.addr);
+	/* registrable again in a later case of the same load */
+	t_aw_kfree_kp.addr = NULL;
+	t_aw_kfree_kp.flags = 0;
+	t_aw_krp.kp.addr = NULL;
+	t_aw_krp.kp.flags = 0;
+	ret = register_kprobe(&t_aw_kfree_kp);
+	t_result(!ret, "kprobe-kfree", "register_kprobe(kfree) failed");
+	if (ret)
+		goto out_put;
+	ret = register_kretprobe(&t_aw_krp);
+	t_result(!ret, "kretprobe",
+		 "register_kretprobe(ib_remote_sa_alt_path_get) failed (no ib_remote_sa?)");
+	if (ret)
+		goto out_kfree;
+	/* the return record into ib_remote_sa's cache, nothing held */
+	ret = t_aw_round(false);
+	pr_info("# %s warm-up ret=%d event=%d status=%d\n", t_case, ret,
+		t_aw.route_event, t_aw.route_status);
+	t_result(!ret && t_aw.route_event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+		 "warm-up", "the first route resolution failed");
+	for (n = 0; !ret && n < rounds && !uaf; n++) {
+		ret = t_aw_round(true);
+		resolved += t_aw.route_event == RDMA_CM_EVENT_ROUTE_RESOLVED;
+		held += t_aw.calls;
+		reached += t_aw.in_call_resolved;
+		uaf += t_aw.in_call_freed;
+		gone += !ret;
+		pr_info("# %s round=%d ret=%d event=%d status=%d calls=%d call_ret=%ld resolved_in_call=%d freed_in_call=%d freed=%d\n",
+			t_case, n, ret, t_aw.route_event, t_aw.route_status,
+			t_aw.calls, t_aw.call_ret, t_aw.in_call_resolved,
+			t_aw.in_call_freed, t_aw.freed);
+	}
+	pr_info("# %s rounds=%d resolved=%d discoveries=%d reached=%d uaf=%d freed=%d\n",
+		t_case, n, resolved, held, reached, uaf, gone);
+	t_result(n && resolved == n, "route-resolved",
+		 "ROUTE_RESOLVED did not come in every round");
+	t_result(n && held == n, "discovery-each-round",
+		 "not one alternate discovery per round (alt_path_wait, alt_path or the return record missing?)");
+	t_result(n && reached == n, "race-reached",
+		 "ROUTE_RESOLVED was not delivered while ib_remote_sa_alt_path_get() had not returned: the race was not run");
+	t_result(n && !uaf, "no-use-after-free",
+		 "the id was freed while cma_alt_path_query() still had to take its rsa_lock (no reference held across ib_remote_sa_alt_path_get())");
+	t_result(n && gone == n, "ids-freed",
+		 "an id destroyed by its ROUTE_RESOLVED handler was not freed");
+	unregister_kretprobe(&t_aw_krp);
+out_kfree:
+	unregister_kprobe(&t_aw_kfree_kp);
+out_put:
+	t_altroute_put();
+out:
+	t_teardown();
+}
+
 /* ---- ip: an IP-addressed connection ------------------------------------- */
 
 static struct net *t_net(int pid)
@@ -3854,6 +4093,8 @@ static int __init t_init(void)
 			t_case_cma_altroute_destroy();
 		else if (!strcmp(c, "cma-altroute-late"))
 			t_case_cma_altroute_late();
+		else if (!strcmp(c, "cma-altwait-destroy"))
+			t_case_cma_altwait_destroy();
 		else if (!strcmp(c, "ibcm"))
 			t_case_ibcm();
 		else if (!strcmp(c, "lap"))

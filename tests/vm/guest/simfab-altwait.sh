@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
+# guest-seconds: 11 (measured under TCG; tests/vm/run --boots balances by it)
 # rdma_cm's alt_path_wait=Y (issue 41 item 1): ROUTE_RESOLVED waits for
 # ib_remote_sa's alternate discovery, its work parked with the discovery
 # and queued by the discovery's end. A discovery that ends before
