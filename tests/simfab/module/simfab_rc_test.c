@@ -3205,6 +3205,7 @@ static int t_aw_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	/* the route's end, whatever it is: rdma_cm destroys the id */
 	t_aw.route_event = ev->event;
 	t_aw.route_status = ev->status;
+	/* the event before the flag that t_aw_return() waits for */
 	smp_store_release(&t_aw.resolved, true);
 	return 1;
 }
@@ -3228,26 +3229,29 @@ static int t_aw_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/* Spin (atomic context) until *@flag is set or @ms have passed. */
+static bool t_aw_spin(bool *flag, int ms)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), ms);
+
+	while (!READ_ONCE(*flag) && ktime_before(ktime_get(), end))
+		cpu_relax();
+	return READ_ONCE(*flag);
+}
+
 /* Runs as the call returns to cma_alt_path_query(): atomic, so bounded. */
 static int t_aw_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	int i;
-
 	t_aw.calls++;
 	t_aw.call_ret = regs_return_value(regs);
-	if (t_aw.call_ret >= 0) {
-		for (i = 0; i < 20000 && !smp_load_acquire(&t_aw.resolved); i++)
-			udelay(100);
-		t_aw.in_call_resolved = smp_load_acquire(&t_aw.resolved);
-	}
-	if (t_aw.in_call_resolved) {
-		for (i = 0; i < race_hold_ms * 10 && !READ_ONCE(t_aw.freed); i++)
-			udelay(100);
-		t_aw.in_call_freed = READ_ONCE(t_aw.freed);
-	}
+	if (t_aw.call_ret >= 0)
+		t_aw.in_call_resolved = t_aw_spin(&t_aw.resolved, 2000);
+	if (t_aw.in_call_resolved)
+		t_aw.in_call_freed = t_aw_spin(&t_aw.freed, race_hold_ms);
 	if (t_aw.in_call_freed)
 		pr_info("# %s use-after-free: the id was freed before ib_remote_sa_alt_path_get() returned to its caller, which takes the id's rsa_lock next\n",
 			t_case);
+	/* pairs with t_aw_round()'s acquire: the verdict before the flag */
 	smp_store_release(&t_aw.returned, true);
 	return 0;
 }
@@ -3313,10 +3317,13 @@ static int t_aw_round(bool hold)
 	}
 	/* from here the id is rdma_cm's to destroy (the handler says so) */
 	for (i = 0; i < wait_ms / 5 && !READ_ONCE(t_aw.freed); i++)
-		msleep(5);
-	/* and for the held call's verdict (none without a discovery) */
+		usleep_range(5000, 6000);
+	/*
+	 * and for the held call's verdict (none without a discovery); pairs
+	 * with t_aw_return()'s release
+	 */
 	for (i = 0; hold && i < 600 && !smp_load_acquire(&t_aw.returned); i++)
-		msleep(5);
+		usleep_range(5000, 6000);
 	WRITE_ONCE(t_aw.armed, false);
 	WRITE_ONCE(t_aw.id, 0);
 	return READ_ONCE(t_aw.freed) ? 0 : -ETIMEDOUT;
