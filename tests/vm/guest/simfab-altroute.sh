@@ -269,7 +269,7 @@ late_run() {
 	_f0=$(cnt a3/1 alt_found)
 	# shellcheck disable=SC2046
 	rc_run "$1" cma-altroute-late $(ends a3/1 b3/1) opt_in="$3" retry=3 \
-		route_ms=20000 wait_ms=12000
+		route_ms=20000 wait_ms=30000
 	echo nofault >$D/ctl
 	late_found=$(($(cnt a3/1 alt_found) - _f0))
 }
