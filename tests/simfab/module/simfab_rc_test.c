@@ -2993,6 +2993,24 @@ out:
 }
 
 /*
+ * Bind an AF_IB id to the active port's GID and resolve the passive
+ * port's GID, service T_CMA_PORT: how the rdma_cm cases start.
+ */
+static int t_resolve_act_pas(struct rdma_cm_id *id)
+{
+	struct sockaddr_ib src, dst;
+	int ret;
+
+	t_sib(&src, &t_act.gid, 0);
+	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, 5000);
+	return ret;
+}
+
+/*
  * cma-altroute-destroy: rdma_resolve_route(), ROUTE_RESOLVED at once
  * (route-resolved-first: well within the timeout), then rdma_destroy_id()
  * destroy_ms later, while the alternate's discovery is held up (the
@@ -3001,7 +3019,6 @@ out:
  */
 static void t_case_cma_altroute_destroy(void)
 {
-	struct sockaddr_ib src, dst;
 	ktime_t t0;
 	s64 ms;
 	int ret = t_setup(false);
@@ -3019,12 +3036,7 @@ static void t_case_cma_altroute_destroy(void)
 	}
 	if (opt_in)
 		t_apm_events(t_act.id, true);
-	t_sib(&src, &t_act.gid, 0);
-	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
-	ret = rdma_bind_addr(t_act.id, (struct sockaddr *)&src);
-	if (!ret)
-		ret = rdma_resolve_addr(t_act.id, (struct sockaddr *)&src,
-					(struct sockaddr *)&dst, 5000);
+	ret = t_resolve_act_pas(t_act.id);
 	if (!ret)
 		ret = t_wait_step(&t_act);
 	t0 = ktime_get();
@@ -3063,7 +3075,6 @@ out:
  */
 static s64 t_route_alone_ms(void)
 {
-	struct sockaddr_ib src, dst;
 	struct rdma_cm_id *id;
 	ktime_t t0;
 	int ret;
@@ -3072,12 +3083,7 @@ static s64 t_route_alone_ms(void)
 			    IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	t_sib(&src, &t_act.gid, 0);
-	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
-	ret = rdma_bind_addr(id, (struct sockaddr *)&src);
-	if (!ret)
-		ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
-					(struct sockaddr *)&dst, 5000);
+	ret = t_resolve_act_pas(id);
 	if (!ret)
 		ret = t_wait_step(&t_act);
 	t0 = ktime_get();
@@ -3271,7 +3277,6 @@ static struct kretprobe t_aw_krp = {
 /* One round: 0 when the id is gone (freed), else an errno. */
 static int t_aw_round(bool hold)
 {
-	struct sockaddr_ib src, dst;
 	struct rdma_cm_id *id;
 	int ret, i;
 
@@ -3290,12 +3295,7 @@ static int t_aw_round(bool hold)
 		return PTR_ERR(id);
 	if (opt_in)
 		t_apm_events(id, true);
-	t_sib(&src, &t_act.gid, 0);
-	t_sib(&dst, &t_pas.gid, T_CMA_PORT);
-	ret = rdma_bind_addr(id, (struct sockaddr *)&src);
-	if (!ret)
-		ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
-					(struct sockaddr *)&dst, 5000);
+	ret = t_resolve_act_pas(id);
 	if (!ret && !wait_for_completion_timeout(&t_aw.addr,
 						 msecs_to_jiffies(wait_ms)))
 		ret = -ETIMEDOUT;

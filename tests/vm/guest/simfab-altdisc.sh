@@ -537,8 +537,7 @@ chk_end alt:cancel /tmp/alt-cancel.out
 
 echo "$TTL0" >$TTLP
 # ib_remote_sa goes too, with what another test left using it (rdma_cm).
-rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
-	{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
+sf_unload_rsa
 rc=$?
 chk_begin
 chk rmmod "$rc" 0

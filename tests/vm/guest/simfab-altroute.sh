@@ -450,8 +450,7 @@ chk_end altroute:ucma-upstream-events $o $o.err
 echo "$TTL0" >$TTLP
 param alt_path "$ALT0"
 # Nothing keeps the modules: simfab, rdma_ucm, rdma_cm, ib_remote_sa go.
-rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
-	{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
+sf_unload_rsa
 rc=$?
 chk_begin
 chk rmmod "$rc" 0

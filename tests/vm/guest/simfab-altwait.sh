@@ -100,8 +100,7 @@ for pv in $saved; do
 done
 echo "$TTL0" >$TTLP
 # Nothing keeps the modules: simfab, rdma_ucm, rdma_cm, ib_remote_sa go.
-rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
-	{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
+sf_unload_rsa
 rc=$?
 chk_begin
 chk rmmod "$rc" 0

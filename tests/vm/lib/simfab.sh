@@ -306,6 +306,14 @@ sf_load_topo() {
 	[ $_rc -eq 0 ] && cat /sys/kernel/debug/simfab/topology >"$TOPO"
 }
 
+# sf_unload_rsa: simfab, then what the ib_remote_sa tests leave loaded
+# (rdma_ucm, rdma_cm) and ib_remote_sa itself; fails if any stays (an id or
+# a discovery left behind keeps it).
+sf_unload_rsa() {
+	rmmod simfab && { ! mod_loaded rdma_ucm || rmmod rdma_ucm; } &&
+		{ ! mod_loaded rdma_cm || rmmod rdma_cm; } && rmmod ib_remote_sa
+}
+
 # mtu_bytes CODE: an MTU code (IBA 9.4: 1 = 256 ... 5 = 4096) in bytes;
 # mtu_code BYTES: the code of a size (empty if it is none of them).
 mtu_bytes() {
