@@ -37,7 +37,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, cma-altwait-destroy, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-lap-refused, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, cma-altwait-destroy, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -115,7 +115,7 @@ module_param(pas_ip, charp, 0444);
 MODULE_PARM_DESC(pas_ip, "ip: the passive side's IPv4 address");
 static bool opt_in = true;
 module_param(opt_in, bool, 0444);
-MODULE_PARM_DESC(opt_in, "cma-altroute*: the active id takes the APM events (rdma_set_apm_events()) before rdma_resolve_route()");
+MODULE_PARM_DESC(opt_in, "cma-altroute*: the active id takes the APM events (rdma_set_apm_events()) before rdma_resolve_route(), and the passive one on its listener (a late alternate goes by LAP, which only an opted-in id takes)");
 static int route_ms = 5000;
 module_param(route_ms, int, 0444);
 MODULE_PARM_DESC(route_ms, "cma-altroute*: rdma_resolve_route() timeout in ms");
@@ -275,6 +275,12 @@ static int (*t_cma_lap)(struct rdma_cm_id *id, const struct sa_path_rec *alt,
 			const struct sa_path_rec *alt_in);
 /* t_cma_connect(): the active id takes the APM events */
 static bool t_act_apm;
+/*
+ * t_cma_connect(): the passive id takes them (set on the listener, whose
+ * connections take its setting); otherwise it is as a kernel ULP's, which
+ * takes none
+ */
+static bool t_pas_apm;
 /* t_ibcm_connect(): fail_ctl just before the REQ, restore_ctl flap_ms after */
 static bool t_req_flap;
 static int t_ctl(const char *cmd);
@@ -826,6 +832,8 @@ static int t_cma_connect(struct t_side *a, struct t_side *p, bool set_paths)
 	}
 	t_sib(&dst, &p->gid, T_CMA_PORT);
 	ret = rdma_bind_addr(p->listen_id, (struct sockaddr *)&dst);
+	if (!ret && t_pas_apm && t_apm_events)
+		ret = t_apm_events(p->listen_id, true);
 	if (!ret)
 		ret = rdma_listen(p->listen_id, 1);
 	if (ret)
@@ -2653,23 +2661,24 @@ static int t_pas_apm_events(void)
 
 /*
  * cma-lap: as cma-apm (a path set with an alternate through the second
- * router), the active id taking rdma_cm's APM events
- * (rdma_set_apm_events()), the passive one not. The first router fails
- * under traffic: both QPs migrate, the active consumer gets
- * PATH_MIGRATED. The router comes back; rdma_load_ib_alt_path() loads
- * the old primary as the new alternate (LAP, APR): rdma_cm loads it into
- * both QPs, ALT_PATH_LOADED on the active side; traffic re-arms them.
- * The second router fails: both migrate back, PATH_MIGRATED again, and
- * the DREQ later reaches the passive side. The passive id gets none of
- * the events. (A peer that rejects or never answers a LAP: simfab-pathset
- * through rdma_ucm.)
+ * router), both ids taking rdma_cm's APM events (rdma_set_apm_events(),
+ * the passive one on its listener). The first router fails under
+ * traffic: both QPs migrate, both consumers get PATH_MIGRATED. The router
+ * comes back; rdma_load_ib_alt_path() loads the old primary as the new
+ * alternate (LAP, APR): rdma_cm loads it into both QPs, ALT_PATH_LOADED
+ * on both sides; traffic re-arms them. The second router fails: both
+ * migrate back, PATH_MIGRATED again, and the DREQ later reaches the
+ * passive side. (A passive id that takes no APM events: cma-lap-refused;
+ * a peer that rejects or never answers a LAP: simfab-pathset through
+ * rdma_ucm.)
  */
 /*
  * cma-lap*: the APM calls looked up, and the connection of cma-apm (a
- * path set with an alternate) with the active id taking the APM events.
- * Non-zero: not connected (the result says why).
+ * path set with an alternate) with the active id taking the APM events,
+ * the passive one too when @pas_apm. Non-zero: not connected (the result
+ * says why).
  */
-static int t_cma_lap_connect(void)
+static int t_cma_lap_connect(bool pas_apm)
 {
 	int ret;
 
@@ -2681,9 +2690,11 @@ static int t_cma_lap_connect(void)
 		return -ENOENT;
 	}
 	t_act_apm = true;
+	t_pas_apm = pas_apm;
 	if (!ret)
 		ret = t_cma_connect(&t_act, &t_pas, true);
 	t_act_apm = false;
+	t_pas_apm = false;
 	t_result(!ret, "connect", "rdma_cm connection with a path set not established");
 	return ret;
 }
@@ -2707,7 +2718,7 @@ static void t_case_cma_lap(void)
 	struct sa_path_rec lap_in, *rt_in;
 	int ret, i;
 
-	if (t_cma_lap_connect())
+	if (t_cma_lap_connect(true))
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
 	t_traffic("before-pas-to-act", &t_pas, &t_act);
@@ -2773,8 +2784,9 @@ static void t_case_cma_lap(void)
 		 "route-return-record-after-lap-migration",
 		 "after LAP and migration the route's return record is not the LAP's");
 
-	t_result(!t_pas_apm_events(), "passive-no-events",
-		 "the passive id, which did not opt in, got APM events");
+	t_result(atomic_read(&t_pas.cma_loaded) == 1 &&
+		 !atomic_read(&t_pas.cma_alt_error), "passive-alt-path-loaded",
+		 "want one RDMA_CM_EVENT_ALT_PATH_LOADED at the passive (opted-in) id");
 
 	rdma_disconnect(t_act.id);
 	t_act.established = false;
@@ -2834,7 +2846,7 @@ static void t_case_cma_lap_unloadable(void)
 	u32 qp_before, cm_after, rt_before, rt_after;
 	int ret;
 
-	if (t_cma_lap_connect())
+	if (t_cma_lap_connect(true))
 		goto out;
 	t_traffic("before-act-to-pas", &t_act, &t_pas);
 	/*
@@ -2871,6 +2883,57 @@ out:
 }
 
 /*
+ * cma-lap-refused: the connection of cma-lap (a path set with an
+ * alternate through the second router, armed at connect), the active id
+ * taking the APM events, the passive one not: as a kernel ULP's
+ * (nvmet-rdma, ib_srpt, ib_isert), whose QP rdma_create_qp() made too.
+ * The active id offers the primary's path as a new alternate by LAP. The
+ * passive side answers APR Unsupported and loads nothing: the active id
+ * gets ALT_PATH_ERROR -EOPNOTSUPP, neither QP's alternate changes, the
+ * passive id hears nothing, and the connection carries on.
+ */
+static void t_case_cma_lap_refused(void)
+{
+	u32 act_before, pas_before, act_after, pas_after;
+	int ret;
+
+	if (t_cma_lap_connect(false))
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_traffic("before-pas-to-act", &t_pas, &t_act);
+	act_before = t_qp_alt_dlid(&t_act);
+	pas_before = t_qp_alt_dlid(&t_pas);
+	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	pr_info("# %s step=%d alt_err=%d status=%d loaded=%d\n", t_case, ret,
+		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status,
+		atomic_read(&t_act.cma_loaded));
+	t_result(atomic_read(&t_act.cma_alt_error) == 1 &&
+		 t_act.cma_alt_status == -EOPNOTSUPP &&
+		 !atomic_read(&t_act.cma_loaded), "apr-unsupported",
+		 "want RDMA_CM_EVENT_ALT_PATH_ERROR -EOPNOTSUPP (APR Unsupported) at the active id");
+	act_after = t_qp_alt_dlid(&t_act);
+	pas_after = t_qp_alt_dlid(&t_pas);
+	t_result(pas_before && pas_after == pas_before,
+		 "passive-qp-alternate-kept",
+		 "the passive QP, whose id takes no APM events, got the LAP's alternate");
+	t_result(act_before && act_after == act_before,
+		 "active-qp-alternate-kept",
+		 "the active QP's alternate changed though the LAP was refused");
+	t_result(!t_pas_apm_events(), "passive-no-events",
+		 "the passive id, which takes no APM events, got one");
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	rdma_disconnect(t_act.id);
+	t_act.established = false;
+out:
+	t_cma_lap_end();
+}
+
+/*
  * cma-altroute*: the alternate rdma_resolve_route() itself finds for a
  * routed destination (ib-routed: ib_remote_sa's alternate discovery),
  * the active id taking the APM events when opt_in. The route's records
@@ -2900,7 +2963,9 @@ static bool t_altroute_get(void)
 		t_result(false, "api", "rdma_cm has no rdma_set_apm_events");
 		return false;
 	}
+	/* the late alternate goes by LAP: the passive id takes it too */
 	t_act_apm = opt_in;
+	t_pas_apm = opt_in;
 	t_route_hook = t_print_route;
 	return true;
 }
@@ -2908,6 +2973,7 @@ static bool t_altroute_get(void)
 static void t_altroute_put(void)
 {
 	t_act_apm = false;
+	t_pas_apm = false;
 	t_route_hook = NULL;
 	if (t_apm_events)
 		__symbol_put("rdma_set_apm_events");
@@ -4092,6 +4158,8 @@ static int __init t_init(void)
 			t_case_cma_lap();
 		else if (!strcmp(c, "cma-lap-unloadable"))
 			t_case_cma_lap_unloadable();
+		else if (!strcmp(c, "cma-lap-refused"))
+			t_case_cma_lap_refused();
 		else if (!strcmp(c, "cma-altroute"))
 			t_case_cma_altroute();
 		else if (!strcmp(c, "cma-altroute-route"))

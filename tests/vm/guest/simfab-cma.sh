@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
-# guest-seconds: 90 (measured under TCG; tests/vm/run --boots balances by it)
+# guest-seconds: 100 (measured under TCG; tests/vm/run --boots balances by it)
 # rdma_cm across an IB router (issue 9) on simfab's routed topology
 # (tests/simfab/topology/routed.topo): route resolution takes the forward
 # record from the local SA and the return record from ib_remote_sa, and
@@ -309,14 +309,14 @@ else
 fi
 
 # ---- cma:lap: APM events, a new alternate by LAP, re-armed --------------------
-# simfab_rc_test case cma-lap: the connection of cma:apm, the active id
-# taking rdma_cm's APM events (rdma_set_apm_events()), the passive id
-# not. RA fails under traffic: both QPs migrate to RB, PATH_MIGRATED at
-# the active id. RA comes back; rdma_load_ib_alt_path() offers the old
-# primary (through RA, its return record RA's port on B): LAP to b1, APR
-# back, rdma_cm loads both QPs, ALT_PATH_LOADED; traffic re-arms them.
-# RB fails: both migrate back to RA, PATH_MIGRATED again, the DREQ goes
-# through RA. The passive id gets none of the events. wait_ms: the
+# simfab_rc_test case cma-lap: the connection of cma:apm, both ids
+# taking rdma_cm's APM events (rdma_set_apm_events(); rdma_cm accepts a
+# LAP only for such an id). RA fails under traffic: both QPs migrate to
+# RB, PATH_MIGRATED. RA comes back; rdma_load_ib_alt_path() offers the
+# old primary (through RA, its return record RA's port on B): LAP to b1,
+# APR back, rdma_cm loads both QPs, ALT_PATH_LOADED on both sides;
+# traffic re-arms them. RB fails: both migrate back to RA, PATH_MIGRATED
+# again, the DREQ goes through RA. wait_ms: the
 # loaded alternate's Local ACK Timeout comes from the path's packet
 # lifetime (2^22 x 4.096 us, about 17 s, not rdma_set_ack_timeout()'s),
 # and the QP waits it out on each of its 1 + RETRY tries before it
@@ -350,7 +350,7 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 		chk_num act-dlid-back "$(qa act.back dlid)" "$RA_ALID"
 		chk_num pas-dlid-back "$(qa pas.back dlid)" "$RA_BLID"
 		# the LAP at b1 (through RB, the path then) with RA's LIDs on B,
-		# the APR at a1 with status 0; no event at the passive id. b1
+		# the APR at a1 with status 0; ALT_PATH_LOADED at both ids. b1
 		# is not yet known to take LAPs: ib_cm's probe goes first (the
 		# LAP with Remote Communication ID 0, MAD bytes 28-31; b1's
 		# answer has Local Communication ID 0, bytes 24-27).
@@ -370,7 +370,7 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 		chk_num lap-via-rb "$(grep -c " at=$(rport "$RB" "$A") .* attr=0x0019 .* verdict=routed " $c)" 2
 		# ib-routed's events are 0x1000-0x1002 (one the module does not
 		# know shows as UNRECOGNIZED)
-		! grep -Eq "pas rdma_cm event (0x100[0-2]|UNRECOGNIZED) " $k || _bad="$_bad passive-id-got-apm-event"
+		grep -q "pas rdma_cm event 0x1000 status 0" $k || _bad="$_bad no-ALT_PATH_LOADED-0x1000-at-passive"
 		grep -q "act rdma_cm event 0x1000 status 0" $k || _bad="$_bad no-ALT_PATH_LOADED-0x1000"
 		grep -q " at=$RA_A .* class=0x07 .* attr=0x0015 .* verdict=routed " $c || _bad="$_bad no-DREQ-through-$RA"
 		chk_end cma:lap-paths-and-wire $k $c
@@ -412,6 +412,52 @@ if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
 	fi
 else
 	t_skip $T:cma:lapunload "simfab_rc_test.ko not in the image, or one router only"
+fi
+
+# ---- cma:laprefused: a LAP to an id that takes no APM events ----------------
+# simfab_rc_test case cma-lap-refused: the connection of cma:lap (armed
+# through RB at connect), the passive id taking no APM events, as a
+# kernel ULP's (nvmet-rdma, ib_srpt) takes none, its QP rdma_create_qp()'s
+# as theirs. rdma_load_ib_alt_path() offers the primary: b1 answers APR
+# Unsupported (AP Status 2, ib_cm.h IB_CM_APR_UNSUPPORTED) and loads nothing;
+# ALT_PATH_ERROR -EOPNOTSUPP at the active id, both QPs keep RB, and the
+# connection carries on. The APR checked on the wire at a1.
+if has_mod simfab_rc_test && [ "$RA" != "$RB" ]; then
+	echo clear >$D/ctl
+	_m=$(dmesg_mark)
+	if timeout 120 modprobe simfab_rc_test cases=cma-lap-refused "act=$(dev_of $AP):1" "pas=$(dev_of $BP):1" \
+		ret_dlid="$RA_BLID" alt_dlid="$RB_ALID" retry=$RETRY wait_ms=30000; then
+		rmmod simfab_rc_test
+		k=/tmp/sfc-laprefused.ktap c=/tmp/sfc-laprefused.cap
+		dmesg_since "$_m" | sed -n 's/^\[[^]]*\] //p' >$k
+		cat $D/capture >$c
+		_n=0
+		while read -r _st _ _name _rest; do
+			case $_st in
+			ok) t_pass "$T:cma:laprefused-${_name#simfab_rc_cma-lap-refused_}" ;;
+			not) _name=${_rest%% *}; t_fail "$T:cma:laprefused-${_name#simfab_rc_cma-lap-refused_}" "${_rest#* # }" ;;
+			esac
+			_n=$((_n + 1))
+		done <<-EOF
+		$(grep -E '^(ok|not ok) [0-9]+ simfab_rc_' $k)
+		EOF
+		chk_begin
+		_apr=$(grep " at=$AP .* class=0x07 cv=2 method=0x03 .* attr=0x001a .* verdict=delivered " $c |
+			while read -r _l; do [ "$(madn "$(capf "$_l" mad)" 24 4)" = 0 ] || { echo "$_l"; break; }; done)
+		if [ -z "$_apr" ]; then
+			_bad="$_bad no-APR-at-$AP"
+		else
+			chk_num apr-status-unsupported "$(madn "$(capf "$_apr" mad)" 33 1)" 2
+		fi
+		! grep -Eq "pas rdma_cm event (0x100[0-2]|UNRECOGNIZED) " $k || _bad="$_bad passive-id-got-apm-event"
+		chk_end cma:laprefused-wire $k $c
+		grep -q "simfab_rc_cma-lap-refused_passive-no-events" $k ||
+			t_fail $T:cma:laprefused-ran "the case ended before its last check ($_n results, see $k)"
+	else
+		t_fail $T:cma:laprefused "modprobe simfab_rc_test cases=cma-lap-refused failed"
+	fi
+else
+	t_skip $T:cma:laprefused "simfab_rc_test.ko not in the image, or one router only"
 fi
 
 # ---- cma:absent: b1 runs no service (ib_mad answers UNSUPPORTED) --------------
