@@ -850,5 +850,32 @@ else
 fi
 [ -z "$wq_thresh" ] || echo "$wq_thresh" >"$WQ_THRESH"
 
+# mgmt_class outside the protocol's classes (0x0b-0x0f): refused and
+# logged, and ib_remote_sa loads with the default, and rdma_cm (which
+# links against it) with it; a class in range is taken.
+mod_loaded simfab && rmmod simfab
+rmmod rdma_ucm rdma_cm ib_remote_sa 2>/dev/null
+m0=$(dmesg_mark)
+modprobe ib_remote_sa mgmt_class=0x42
+rc=$?
+modprobe rdma_cm
+rc2=$?
+cls=$(cat /sys/module/ib_remote_sa/parameters/mgmt_class 2>/dev/null)
+rmmod rdma_cm ib_remote_sa 2>/dev/null
+modprobe ib_remote_sa mgmt_class=0x0c
+rc3=$?
+cls3=$(cat /sys/module/ib_remote_sa/parameters/mgmt_class 2>/dev/null)
+rmmod ib_remote_sa 2>/dev/null
+dmesg_since "$m0" >/tmp/rsa-class.dmesg
+chk_begin
+chk modprobe-bad-class "$rc" 0
+chk modprobe-rdma_cm "$rc2" 0
+chk_num class-kept "$cls" 13
+grep -q "ib_remote_sa: mgmt_class '0x42' is not a class in 0x0b-0x0f; keeping 0x0d" /tmp/rsa-class.dmesg ||
+	_bad="$_bad refusal-not-logged"
+chk modprobe-good-class "$rc3" 0
+chk_num class-taken "$cls3" 12
+chk_end load:bad-mgmt-class-refused /tmp/rsa-class.dmesg
+
 chk_dmesg "$T" "$mark"
 t_summary
