@@ -243,9 +243,6 @@ static int overlay_installed(struct verify *v)
 
 /* ---- package ------------------------------------------------------------- */
 
-/* dpkg's view of the package, from dpkg-query on ROOT's dpkg database
- * (--admindir): 1 installed (version set), 0 not, and the state when it is
- * something else; -1 without a dpkg database or dpkg-query. */
 /* The first line a command prints (newline removed) into buf; its pclose()
  * status, or -1 when it could not run. */
 static int cmd_first_line(char *cmd, char *buf, size_t size)
@@ -262,6 +259,12 @@ static int cmd_first_line(char *cmd, char *buf, size_t size)
 	return pclose(f);
 }
 
+/* dpkg's view of the package, from dpkg-query on ROOT's dpkg database
+ * (--admindir): 1 installed (version set), 0 not, and the state when it is
+ * something else; -1 without a dpkg database or dpkg-query. Installed is
+ * "install ok installed" or "hold ok installed": a package held with
+ * apt-mark hold, as sites hold kernel-module packages, is installed and
+ * healthy (dpkg's Status field: want, error flag, state). */
 static int dpkg_state(struct verify *v, const char *pkg, char **version, char **state)
 {
 	char *admin = ibr_path(&v->sys, "/var/lib/dpkg");
@@ -292,7 +295,8 @@ static int dpkg_state(struct verify *v, const char *pkg, char **version, char **
 	*state = ibr_strdup(buf);
 	if (tab[1])
 		*version = ibr_strdup(tab + 1);
-	return strcmp(*state, "install ok installed") == 0;
+	return strcmp(*state, "install ok installed") == 0 ||
+	       strcmp(*state, "hold ok installed") == 0;
 }
 
 static int rpm_state(struct verify *v, const char *pkg, char **version)
@@ -328,7 +332,8 @@ static void check_package(struct verify *v)
 	struct ibr_list dk = { 0 };
 
 	if (d == 1) {
-		report(v, "package", SEV_OK, "%s %s installed (dpkg)", IBR_DKMS_PACKAGE, ver);
+		report(v, "package", SEV_OK, "%s %s installed (dpkg%s)", IBR_DKMS_PACKAGE, ver,
+		       strncmp(state, "hold ", 5) == 0 ? ", held" : "");
 		goto out;
 	}
 	{
@@ -1180,23 +1185,84 @@ out:
 
 /* ---- kernel log: dependents and trouble ------------------------------------------ */
 
+/*
+ * The kernel's own reports start their line: "Oops: ...", "BUG: ...", a
+ * WARN() splat's "WARNING: CPU: N PID: N at ...", and the soft lockup
+ * detector's "watchdog: BUG: soft lockup ...". Anywhere else a "WARNING:"
+ * is some driver's or the CPU mitigation code's free text ("Speculative
+ * Return Stack Overflow: WARNING: See ..." on affected AMD CPUs).
+ */
+static int klog_report_start(const char *l)
+{
+	static const char *const starts[] = {
+		"Oops", "BUG:", "WARNING: CPU:", "watchdog: BUG:",
+	};
+
+	for (size_t b = 0; b < sizeof(starts) / sizeof(starts[0]); b++)
+		if (strncmp(l, starts[b], strlen(starts[b])) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the report starting at log line @start is the RDMA stack's: a
+ * line of it names one of @mods as a symbol's module ("func+0x1/0x2
+ * [ib_cm]" in the RIP or the call trace), or a file under
+ * drivers/infiniband/ (a WARN()'s "at FILE:LINE"). The report runs to the
+ * next one or to its "---[ end trace" line, 64 lines at most. A report
+ * elsewhere (a soft lockup under an MPI job, a GPU driver's WARN) says
+ * nothing about ib-routed.
+ */
+static int klog_report_involves(const struct ibr_list *log, size_t start,
+				const struct ibr_list *mods)
+{
+	for (size_t j = start; j < log->n && j < start + 64; j++) {
+		const char *l = log->v[j];
+
+		if (j > start && (klog_report_start(l) || strstr(l, "---[ end trace")))
+			break;
+		if (strstr(l, "drivers/infiniband/"))
+			return 1;
+		for (const char *p = strchr(l, '['); p; p = strchr(p + 1, '[')) {
+			const char *e = strchr(p + 1, ']');
+
+			if (!e)
+				break;
+			for (size_t m = 0; m < mods->n; m++) {
+				size_t n = strlen(mods->v[m]);
+
+				if ((size_t)(e - p - 1) == n && strncmp(p + 1, mods->v[m], n) == 0)
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* "MODULE: disagrees about version of symbol S": MODULE when it is in @mods. */
+static int klog_disagrees_involves(const char *l, const struct ibr_list *mods)
+{
+	const char *c = strchr(l, ':');
+
+	if (!c)
+		return 0;
+	for (size_t m = 0; m < mods->n; m++) {
+		size_t n = strlen(mods->v[m]);
+
+		if ((size_t)(c - l) == n && strncmp(l, mods->v[m], n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void check_klog(struct verify *v)
 {
 	struct ibr_list log = { 0 }, cm = { 0 }, deps = { 0 }, failed = { 0 }, loaded = { 0 };
+	struct ibr_list stack = { 0 };
 	char why[512] = "";
 	int have_log = ibr_klog_read(&v->sys, &log, why, sizeof(why)) == 0;
-	/*
-	 * The kernel's own reports start their line: "Oops: ...", "BUG: ...",
-	 * and a WARN() splat's "WARNING: CPU: N PID: N at ...". Anywhere else a
-	 * "WARNING:" is some driver's or the CPU mitigation code's free text
-	 * ("Speculative Return Stack Overflow: WARNING: See ..." on affected
-	 * AMD CPUs), not trouble of the RDMA stack.
-	 */
-	static const char *const bad_start[] = {
-		"Oops", "BUG:", "WARNING: CPU:",
-	};
-	const char *first = NULL, *firstfail = NULL;
-	size_t nbad = 0;
+	const char *first = NULL, *firstfail = NULL, *firstother = NULL;
+	size_t nbad = 0, nother = 0;
 
 	/* In-tree dependents of the CM modules. */
 	ibr_list_add_words(&cm, IBR_CM_MODULES);
@@ -1254,27 +1320,51 @@ static void check_klog(struct verify *v)
 		}
 	}
 
+	/*
+	 * The RDMA stack: the CM modules, ib_remote_sa, ib_core and the CM
+	 * modules' in-tree dependents. Trouble there is an error; a kernel
+	 * report of any other subsystem is a warning that names it, so that
+	 * a healthy ib-routed on a node with an unrelated splat since boot
+	 * does not fail (and a rollout does not stop on it).
+	 */
+	ibr_list_add_words(&stack, IBR_CM_MODULES " ib_remote_sa ib_core");
+	for (size_t i = 0; i < deps.n; i++)
+		if (!ibr_list_has(&stack, deps.v[i]))
+			ibr_list_add(&stack, deps.v[i]);
 	if (!have_log) {
 		report(v, "kernel-log", SEV_WARN, "cannot read the kernel log: %s", why);
 	} else {
 		for (size_t j = 0; j < log.n; j++) {
-			int is_bad = strstr(log.v[j], "disagrees about version of symbol") != NULL;
+			int ours;
 
-			for (size_t b = 0; !is_bad && b < sizeof(bad_start) / sizeof(bad_start[0]); b++)
-				is_bad = strncmp(log.v[j], bad_start[b], strlen(bad_start[b])) == 0;
-			if (is_bad) {
+			if (strstr(log.v[j], "disagrees about version of symbol"))
+				ours = klog_disagrees_involves(log.v[j], &stack);
+			else if (klog_report_start(log.v[j]))
+				ours = klog_report_involves(&log, j, &stack);
+			else
+				continue;
+			if (ours) {
 				if (!first)
 					first = log.v[j];
 				nbad++;
+			} else {
+				if (!firstother)
+					firstother = log.v[j];
+				nother++;
 			}
 		}
 		if (nbad)
 			report(v, "kernel-log", SEV_ERROR, "%zu line%s of trouble, the first: \"%s\"", nbad,
 			       nbad == 1 ? "" : "s", first);
+		else if (nother)
+			report(v, "kernel-log", SEV_WARN,
+			       "%zu kernel report%s that name%s no module of the RDMA stack (%s or their dependents), the first: \"%s\"",
+			       nother, nother == 1 ? "" : "s", nother == 1 ? "s" : "", IBR_CM_MODULES, firstother);
 		else
 			report(v, "kernel-log", SEV_OK,
 			       "no \"disagrees about version of symbol\", Oops, BUG: or WARNING: in %zu lines", log.n);
 	}
+	ibr_list_free(&stack);
 	ibr_list_free(&log);
 	ibr_list_free(&cm);
 	ibr_list_free(&deps);
