@@ -154,6 +154,11 @@ static void conf_summary(const struct ipr_conf *c, const char *what)
 	say(LOG_INFO, "%s %s: %zu addresses (%zu static, %zu subnets), path-queries %s",
 	    what, conf_path, c->n_entries, stat, c->n_subnets,
 	    mode[c->path_mode]);
+	/* Running, but every request will be answered "unknown". */
+	if (!c->n_entries)
+		say(LOG_WARNING,
+		    "%s maps no address: every IP resolution is answered unknown (add static entries or subnet maps, ib-routed-ipresolved(8))",
+		    conf_path);
 }
 
 /* CAP_NET_ADMIN in the effective set: the kernel refuses answers
