@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Shared helpers of ib-routed-verify and ib-routed-info (see ibr.h). */
-#define _GNU_SOURCE /* strverscmp */
 #include "ibr.h"
 
 #include <ctype.h>
@@ -535,12 +534,65 @@ void ibr_moddep_free(struct ibr_moddep *d)
 
 /* ---- the installation ---------------------------------------------------------- */
 
-static int cmp_versions(const void *a, const void *b)
+/*
+ * dpkg's order of version strings (deb-version(7), the upstream-version
+ * part; DKMS versions have no epoch): runs of non-digits compare by
+ * character with letters before other characters and '~' before
+ * everything, even the end ("0.1.0~git1" < "0.1.0" < "0.1.0+b1"); runs of
+ * digits compare as numbers ("0.9.1" < "0.10.0"). glibc's strverscmp,
+ * used before, put a "~" snapshot after its release.
+ */
+static int version_char_order(unsigned char c)
 {
-	return strverscmp(*(char *const *)a, *(char *const *)b);
+	if (isdigit(c))
+		return 0;
+	if (isalpha(c))
+		return c;
+	if (c == '~')
+		return -1;
+	return c ? c + 256 : 0;
 }
 
-/* glibc's strverscmp orders "0.10.0" after "0.9.1", as sort -V does. */
+int ibr_version_cmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		int first_diff = 0;
+
+		while ((*a && !isdigit((unsigned char)*a)) || (*b && !isdigit((unsigned char)*b))) {
+			int ac = version_char_order((unsigned char)*a);
+			int bc = version_char_order((unsigned char)*b);
+
+			if (ac != bc)
+				return ac - bc;
+			a++;
+			b++;
+		}
+		while (*a == '0')
+			a++;
+		while (*b == '0')
+			b++;
+		while (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			if (!first_diff)
+				first_diff = *a - *b;
+			a++;
+			b++;
+		}
+		if (isdigit((unsigned char)*a))
+			return 1;
+		if (isdigit((unsigned char)*b))
+			return -1;
+		if (first_diff)
+			return first_diff;
+	}
+	return 0;
+}
+
+static int cmp_versions(const void *a, const void *b)
+{
+	return ibr_version_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Oldest first, in dpkg's order (ibr_version_cmp()). */
 void ibr_sort_versions(struct ibr_list *l)
 {
 	if (l->n > 1)

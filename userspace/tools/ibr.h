@@ -122,6 +122,8 @@ char *ibr_source_tree(const struct ibr_sys *sys);
 int ibr_series_modules(const char *tree, const char *series, struct ibr_list *mods,
 		       struct ibr_list *supported);
 /* Sort versions in place, oldest first ("0.9.1" before "0.10.0"). */
+/* dpkg's order of two version strings: <0, 0 or >0 */
+int ibr_version_cmp(const char *a, const char *b);
 void ibr_sort_versions(struct ibr_list *l);
 
 /* ---- kernel log ---------------------------------------------------------------- */

@@ -54,6 +54,21 @@ static void self_tests(void)
 		ibr_list_free(&l);
 	}
 	{
+		/* dpkg's order: a "~" snapshot before its release, a "+" build after */
+		struct ibr_list l = { 0 };
+
+		ibr_list_add_words(&l, "0.1.0+pkgtest2 0.10.0 0.1.0 0.1.0~git20261206.abc 0.1.0~git20261205.def 0.9.1");
+		ibr_sort_versions(&l);
+		check("unit-tools-version-sort-tilde", l.n == 6 && !strcmp(l.v[0], "0.1.0~git20261205.def") &&
+		      !strcmp(l.v[1], "0.1.0~git20261206.abc") && !strcmp(l.v[2], "0.1.0") &&
+		      !strcmp(l.v[3], "0.1.0+pkgtest2") && !strcmp(l.v[4], "0.9.1") && !strcmp(l.v[5], "0.10.0"),
+		      "a ~ snapshot is not before its release, or + not after");
+		check("unit-tools-version-cmp-equal", ibr_version_cmp("0.1.0", "0.01.0") == 0 &&
+		      ibr_version_cmp("1.0~rc1", "1.0~rc1") == 0 && ibr_version_cmp("1.0~", "1.0") < 0 &&
+		      ibr_version_cmp("1.0a", "1.0+") < 0, "dpkg's rules for equal, ~ and letters");
+		ibr_list_free(&l);
+	}
+	{
 		/* Escapes as JSON needs them; valid UTF-8 (\u00e9 and a
 		 * 4-byte U+1F600) kept as it is; a lone lead byte, a stray
 		 * continuation byte and an overlong '/' (one sequence) each become
