@@ -1204,6 +1204,15 @@ static int klog_report_start(const char *l)
 	return 0;
 }
 
+/* Whether @mods has the name of @n bytes at @s (not NUL-terminated there). */
+static int list_has_n(const struct ibr_list *mods, const char *s, size_t n)
+{
+	for (size_t m = 0; m < mods->n; m++)
+		if (strlen(mods->v[m]) == n && strncmp(s, mods->v[m], n) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Whether the report starting at log line @start is the RDMA stack's: a
  * line of it names one of @mods as a symbol's module ("func+0x1/0x2
@@ -1228,12 +1237,8 @@ static int klog_report_involves(const struct ibr_list *log, size_t start,
 
 			if (!e)
 				break;
-			for (size_t m = 0; m < mods->n; m++) {
-				size_t n = strlen(mods->v[m]);
-
-				if ((size_t)(e - p - 1) == n && strncmp(p + 1, mods->v[m], n) == 0)
-					return 1;
-			}
+			if (list_has_n(mods, p + 1, (size_t)(e - p - 1)))
+				return 1;
 		}
 	}
 	return 0;
@@ -1244,15 +1249,7 @@ static int klog_disagrees_involves(const char *l, const struct ibr_list *mods)
 {
 	const char *c = strchr(l, ':');
 
-	if (!c)
-		return 0;
-	for (size_t m = 0; m < mods->n; m++) {
-		size_t n = strlen(mods->v[m]);
-
-		if ((size_t)(c - l) == n && strncmp(l, mods->v[m], n) == 0)
-			return 1;
-	}
-	return 0;
+	return c && list_has_n(mods, l, (size_t)(c - l));
 }
 
 static void check_klog(struct verify *v)

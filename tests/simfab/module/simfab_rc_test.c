@@ -2710,6 +2710,26 @@ static void t_cma_lap_end(void)
 	t_cma_lap = NULL;
 }
 
+/*
+ * cma-lap-unloadable, cma-lap-refused: the active id offers the primary's
+ * path as the new alternate by LAP; the step that answers it (0 for
+ * ALT_PATH_LOADED, ALT_PATH_ERROR's status, -ETIMEDOUT), or the send's
+ * error.
+ */
+static int t_cma_lap_primary(void)
+{
+	int ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
+
+	pr_info("# %s lap send=%d\n", t_case, ret);
+	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
+	if (!ret)
+		ret = t_wait_step(&t_act);
+	pr_info("# %s step=%d alt_err=%d status=%d loaded=%d\n", t_case, ret,
+		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status,
+		atomic_read(&t_act.cma_loaded));
+	return ret;
+}
+
 /* cma-lap: the mark of the LAP's return record (Preference, any value) */
 #define T_LAP_IN_MARK	0x5a
 
@@ -2858,14 +2878,7 @@ static void t_case_cma_lap_unloadable(void)
 	ret = ib_modify_qp(t_act.qp, &err, IB_QP_STATE);
 	t_result(!ret, "qp-to-err-state", "the active QP did not go to IB_QPS_ERR");
 
-	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
-	pr_info("# %s lap send=%d\n", t_case, ret);
-	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
-	if (!ret)
-		ret = t_wait_step(&t_act);
-	pr_info("# %s step=%d alt_err=%d status=%d loaded=%d\n", t_case, ret,
-		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status,
-		atomic_read(&t_act.cma_loaded));
+	ret = t_cma_lap_primary();
 	t_result(ret < 0 && ret != -ETIMEDOUT &&
 		 atomic_read(&t_act.cma_alt_error) == 1 &&
 		 t_act.cma_alt_status < 0 && !atomic_read(&t_act.cma_loaded),
@@ -2903,14 +2916,7 @@ static void t_case_cma_lap_refused(void)
 	t_traffic("before-pas-to-act", &t_pas, &t_act);
 	act_before = t_qp_alt_dlid(&t_act);
 	pas_before = t_qp_alt_dlid(&t_pas);
-	ret = t_cma_lap(t_act.id, &t_pri, &t_pri_in);
-	pr_info("# %s lap send=%d\n", t_case, ret);
-	t_result(!ret, "lap-send", "rdma_load_ib_alt_path failed");
-	if (!ret)
-		ret = t_wait_step(&t_act);
-	pr_info("# %s step=%d alt_err=%d status=%d loaded=%d\n", t_case, ret,
-		atomic_read(&t_act.cma_alt_error), t_act.cma_alt_status,
-		atomic_read(&t_act.cma_loaded));
+	ret = t_cma_lap_primary();
 	t_result(atomic_read(&t_act.cma_alt_error) == 1 &&
 		 t_act.cma_alt_status == -EOPNOTSUPP &&
 		 !atomic_read(&t_act.cma_loaded), "apr-unsupported",
