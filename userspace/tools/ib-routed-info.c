@@ -296,6 +296,9 @@ int main(int argc, char **argv)
 			jfield(m, "ib_routed_source", r->mi.ibr_source);
 			json_object_object_add(m, "signed", r->file && r->mi.status == IBR_MI_OK ?
 					       json_object_new_boolean(r->mi.is_signed) : NULL);
+			/* who signed it: the certificate's name and serial */
+			jfield(m, "signer", r->mi.is_signed ? r->mi.signer : NULL);
+			jfield(m, "sig_key", r->mi.is_signed ? r->mi.sig_key : NULL);
 			/* One module per line, as before json-c. */
 			ibr_json_one_line(m);
 			json_object_array_add(jm, m);
@@ -340,9 +343,13 @@ int main(int argc, char **argv)
 			else if (!r->mi.ibr_version)
 				printf("  %-9s file:   %s (in-tree, not ib-routed)\n", "", r->file);
 			else
-				printf("  %-9s file:   %s: version '%s', srcversion %s, %s\n", "", r->file,
+				printf("  %-9s file:   %s: version '%s', srcversion %s, %s%s%s%s%s\n", "", r->file,
 				       r->mi.version ? r->mi.version : "", r->mi.srcversion ? r->mi.srcversion : "(none)",
-				       r->mi.is_signed ? "signed" : "unsigned");
+				       r->mi.is_signed ? "signed by '" : "unsigned",
+				       r->mi.is_signed && r->mi.signer ? r->mi.signer : "",
+				       r->mi.is_signed ? "' (serial " : "",
+				       r->mi.is_signed && r->mi.sig_key ? r->mi.sig_key : "",
+				       r->mi.is_signed ? ")" : "");
 		}
 	}
 

@@ -13,6 +13,7 @@
 #include "ibr.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum sev { SEV_OK, SEV_SKIP, SEV_WARN, SEV_ERROR };
 static const char *const sev_name[] = { "ok", "skip", "warn", "error" };
@@ -725,6 +727,52 @@ out:
 
 /* ---- Secure Boot lockdown vs signatures ---------------------------------------- */
 
+enum key_held { KEY_UNKNOWN = -1, KEY_NONE, KEY_NAME, KEY_EXACT };
+
+/*
+ * Whether the running kernel holds the key a module names: /proc/keys lists
+ * each X.509 key as "asymmetri NAME: ID: X509..." with ID the certificate's
+ * subject key identifier, else its serial (x509_public_key.c); a module
+ * names its signer and the certificate's serial. A key with the serial is
+ * the one; a key of the signer's name with a subject key identifier may be
+ * it (the serial is not in the description; scripts/module-trust compares
+ * DKMS's certificate before dkms-kernel installs); no key of that name is
+ * a key the kernel does not trust: it refuses the module.
+ */
+static enum key_held key_held(struct verify *v, const char *signer, const char *sig_key)
+{
+	char *p = ibr_path(&v->sys, "/proc/keys");
+	char *keys = ibr_slurp(p, NULL), *line, *save = NULL;
+	char *name = ibr_fmt(" %s: ", signer), serial[256];
+	enum key_held held = KEY_NONE;
+	size_t n = 0;
+
+	free(p);
+	if (!keys) {
+		free(name);
+		return KEY_UNKNOWN;
+	}
+	for (const char *c = sig_key ? sig_key : ""; *c && n + 1 < sizeof(serial); c++)
+		if (*c != ':')
+			serial[n++] = (char)tolower((unsigned char)*c);
+	serial[n] = '\0';
+	for (line = strtok_r(keys, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *at = strstr(line, " asymmetri ");
+
+		if (!at || !(at = strstr(at, name)))
+			continue;
+		at += strlen(name);
+		if (n && strncasecmp(at, serial, n) == 0 && at[n] == ':') {
+			held = KEY_EXACT;
+			break;
+		}
+		held = KEY_NAME;
+	}
+	free(keys);
+	free(name);
+	return held;
+}
+
 static void check_lockdown(struct verify *v)
 {
 	char *p = ibr_path(&v->sys, "/sys/kernel/security/lockdown");
@@ -733,8 +781,9 @@ static void check_lockdown(struct verify *v)
 	char *enf = ibr_read_line(q);
 	int enforce = 0;
 	char mode[64] = "none";
-	struct ibr_list uns = { 0 }, sig = { 0 };
+	struct ibr_list uns = { 0 }, sig = { 0 }, untrusted = { 0 }, signers = { 0 };
 	struct note n = { SEV_OK, NULL };
+	int keys_unknown = 0;
 
 	if (lock) {
 		char *b = strchr(lock, '['), *e = b ? strchr(b, ']') : NULL;
@@ -764,6 +813,23 @@ static void check_lockdown(struct verify *v)
 			note_add(&n, SEV_WARN, "%s is compressed, cannot read its signature", rel);
 		else if (mi.status == IBR_MI_OK && mi.ibr_version)
 			ibr_list_add(mi.is_signed ? &sig : &uns, v->mods.v[i]);
+		if (mi.status == IBR_MI_OK && mi.ibr_version && mi.is_signed && mi.signer) {
+			char *who = ibr_fmt("'%s'", mi.signer);
+
+			if (!ibr_list_has(&signers, who))
+				ibr_list_add(&signers, who);
+			free(who);
+			switch (key_held(v, mi.signer, mi.sig_key)) {
+			case KEY_NONE:
+				ibr_list_add(&untrusted, v->mods.v[i]);
+				break;
+			case KEY_UNKNOWN:
+				keys_unknown = 1;
+				break;
+			default:
+				break;
+			}
+		}
 		ibr_modinfo_free(&mi);
 		free(f);
 	}
@@ -776,12 +842,30 @@ static void check_lockdown(struct verify *v)
 		       "lockdown '%s'%s refuses unsigned modules, and the overlay's %s %s unsigned: sign them (DKMS mok_signing_key) with an enrolled key",
 		       mode, enf && enf[0] == 'Y' ? " (sig_enforce)" : "", u, uns.n == 1 ? "is" : "are");
 		free(u);
+	} else if (enforce && untrusted.n) {
+		char *u = join(&untrusted, " "), *w = join(&signers, ", ");
+
+		report(v, "lockdown", SEV_ERROR,
+		       "lockdown '%s'%s refuses the overlay's %s: signed by %s, a key this kernel does not trust (none of its keys in /proc/keys), and modprobe does not fall back to the in-tree modules; enrol the certificate (mokutil --import) and confirm it at the next boot, or remove the overlay for %s",
+		       mode, enf && enf[0] == 'Y' ? " (sig_enforce)" : "", u, w, v->sys.kver);
+		free(u);
+		free(w);
 	} else if (n.sev != SEV_OK) {
 		report(v, "lockdown", n.sev, "lockdown '%s': %s", mode, n.text);
+	} else if (enforce && keys_unknown) {
+		char *w = join(&signers, ", ");
+
+		report(v, "lockdown", SEV_WARN,
+		       "lockdown '%s': all %zu overlay modules are signed (by %s), but /proc/keys cannot be read: whether this kernel trusts the key is not known",
+		       mode, sig.n, w);
+		free(w);
 	} else if (enforce) {
+		char *w = join(&signers, ", ");
+
 		report(v, "lockdown", SEV_OK,
-		       "lockdown '%s': all %zu overlay modules are signed (whether the kernel trusts the key: mokutil --test-key)",
-		       mode, sig.n);
+		       "lockdown '%s': all %zu overlay modules are signed by %s, a key this kernel holds (/proc/keys)",
+		       mode, sig.n, w);
+		free(w);
 	} else {
 		report(v, "lockdown", SEV_OK, "signatures not enforced (lockdown '%s'); %zu of %zu overlay modules signed",
 		       mode, sig.n, sig.n + uns.n);
@@ -790,6 +874,8 @@ out:
 	free(n.text);
 	ibr_list_free(&uns);
 	ibr_list_free(&sig);
+	ibr_list_free(&untrusted);
+	ibr_list_free(&signers);
 	free(lock);
 	free(enf);
 	free(p);
@@ -1244,6 +1330,19 @@ static int klog_report_involves(const struct ibr_list *log, size_t start,
 	return 0;
 }
 
+/*
+ * The kernel refusing a module for its signature (kernel/module/signing.c
+ * when sig_enforce is set; the lockdown LSM's "unsigned module loading is
+ * restricted" under Secure Boot, for a module with no signature or one by
+ * a key the kernel does not hold). The line names no module.
+ */
+static int klog_sig_refusal(const char *l)
+{
+	return strstr(l, "Loading of module with unavailable key is rejected") ||
+	       strstr(l, "Loading of unsigned module is rejected") ||
+	       (strncmp(l, "Lockdown: ", 10) == 0 && strstr(l, "unsigned module loading is restricted"));
+}
+
 /* "MODULE: disagrees about version of symbol S": MODULE when it is in @mods. */
 static int klog_disagrees_involves(const char *l, const struct ibr_list *mods)
 {
@@ -1338,6 +1437,10 @@ static void check_klog(struct verify *v)
 
 			if (strstr(log.v[j], "disagrees about version of symbol"))
 				ours = klog_disagrees_involves(log.v[j], &stack);
+			else if (klog_sig_refusal(log.v[j]))
+				/* which module, the line does not say: the
+				 * overlay's, when one is installed here */
+				ours = overlay_installed(v);
 			else if (klog_report_start(log.v[j]))
 				ours = klog_report_involves(&log, j, &stack);
 			else
@@ -1361,7 +1464,8 @@ static void check_klog(struct verify *v)
 			       nother, nother == 1 ? "" : "s", nother == 1 ? "s" : "", IBR_CM_MODULES, firstother);
 		else
 			report(v, "kernel-log", SEV_OK,
-			       "no \"disagrees about version of symbol\", Oops, BUG: or WARNING: in %zu lines", log.n);
+			       "no \"disagrees about version of symbol\", module signature refusal, Oops, BUG: or WARNING: in %zu lines",
+			       log.n);
 	}
 	ibr_list_free(&stack);
 	ibr_list_free(&log);

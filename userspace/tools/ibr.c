@@ -319,6 +319,8 @@ void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi)
 		{ "ib_routed_series", offsetof(struct ibr_modinfo, ibr_series) },
 		{ "ib_routed_patches", offsetof(struct ibr_modinfo, ibr_patches) },
 		{ "ib_routed_source", offsetof(struct ibr_modinfo, ibr_source) },
+		{ "signer", offsetof(struct ibr_modinfo, signer) },
+		{ "sig_key", offsetof(struct ibr_modinfo, sig_key) },
 	};
 	/* A context per file: libkmod keeps one module per name in a
 	 * context, and the in-tree and the overlay ib_cm share theirs. */
@@ -412,6 +414,8 @@ void ibr_modinfo_free(struct ibr_modinfo *mi)
 	free(mi->ibr_series);
 	free(mi->ibr_patches);
 	free(mi->ibr_source);
+	free(mi->signer);
+	free(mi->sig_key);
 	memset(mi, 0, sizeof(*mi));
 }
 

@@ -80,6 +80,8 @@ struct ibr_modinfo {
 	char *ibr_patches;
 	char *ibr_source;
 	int is_signed;		/* a module signature libkmod can parse */
+	char *signer;		/* the signing certificate's name (signer) */
+	char *sig_key;		/* its serial number, "7E:11:..." (sig_key) */
 };
 void ibr_modinfo_read(const char *path, struct ibr_modinfo *mi);
 void ibr_modinfo_free(struct ibr_modinfo *mi);
