@@ -32,6 +32,44 @@ load_intree() {
 # What the CM modules need, so a refusal below can only be the signature.
 load_intree configfs ib_core ib_uverbs iw_cm || t_fail lockdown:deps "$why"
 
+# module-trust (what dkms-kernel asks before it installs) must predict the
+# kernel's verdict: the overlay, unsigned or signed by a key the kernel
+# does not hold (/ibr/signed: a DKMS key never enrolled), is refused, and
+# the kernel does refuse it. (The guest's modinfo does not read signers:
+# module-trust then refuses a signed module as unverifiable; the trusted
+# case is tests/unit/module-trust's, on fake /proc/keys.)
+TRUST=/usr/libexec/ib-routed/module-trust
+if [ ! -f "$STAMP_FILE" ]; then
+	t_skip lockdown:module-trust-unsigned "no overlay in this image (--in-tree run)"
+elif out=$("$TRUST" "$(uname -r)" "$MODDIR/updates/ib_cm.ko" 2>&1); then
+	t_fail lockdown:module-trust-unsigned "module-trust accepts the unsigned overlay: $out"
+elif echo "$out" | grep -q "(lockdown=integrity) and ib_cm.ko is unsigned"; then
+	t_pass lockdown:module-trust-unsigned
+else
+	t_fail lockdown:module-trust-unsigned "module-trust refused, but said: $out"
+fi
+if [ ! -f /ibr/signed/ib_cm.ko ]; then
+	t_skip lockdown:untrusted-key-refused "no /ibr/signed (no overlay, or no sign-file on the host)"
+else
+	if out=$("$TRUST" "$(uname -r)" /ibr/signed/ib_cm.ko 2>&1); then
+		t_fail lockdown:module-trust-untrusted "module-trust accepts a module signed by a key the kernel does not hold: $out"
+	elif echo "$out" | grep -Eq "signed by 'ib-routed test key no kernel trusts'.*a key it does not trust|is signed, but modinfo cannot read its signer"; then
+		t_pass lockdown:module-trust-untrusted
+	else
+		t_fail lockdown:module-trust-untrusted "module-trust refused, but said: $out"
+	fi
+	# The kernel's own verdict on the same file.
+	mark=$(dmesg_mark)
+	if insmod /ibr/signed/ib_cm.ko 2>/tmp/insmod.err; then
+		t_fail lockdown:untrusted-key-refused "ib_cm signed by an untrusted key loaded under lockdown"
+		rmmod ib_cm
+	elif dmesg_since "$mark" | grep -q 'Lockdown: .*unsigned module loading is restricted'; then
+		t_pass lockdown:untrusted-key-refused
+	else
+		t_fail lockdown:untrusted-key-refused "refused, but not by lockdown: $(cat /tmp/insmod.err)"
+	fi
+fi
+
 if [ ! -f "$STAMP_FILE" ]; then
 	t_skip lockdown:overlay-refused "no overlay in this image (--in-tree run)"
 else
