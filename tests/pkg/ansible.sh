@@ -84,6 +84,23 @@ EOF
 		show_log
 		t_fail pkg-ansible-check-mode-fresh "check mode failed ($rc), reported no change ($ansible_changed) or changed the root"
 	fi
+	# Secure Boot on and the site's certificate not enrolled (mokutil as
+	# it answers then): the role stops before DKMS is switched to the key
+	# and before any package is installed.
+	# shellcheck disable=SC2016 # the fake's script and a dpkg-query format
+	printf '#!/bin/sh\ncase $1 in\n--sb-state) echo "SecureBoot enabled" ;;\n--test-key) echo "$2 is not enrolled"; exit 1 ;;\nesac\n' \
+		>"$merged/usr/local/bin/mokutil"
+	chmod 0755 "$merged/usr/local/bin/mokutil"
+	# shellcheck disable=SC2016
+	if ! playbook=$ansible_scenario/converge.yml ansible_play mok-not-enrolled && has 'is not enrolled: the kernel would refuse' &&
+		[ ! -e "$merged/etc/dkms/framework.conf.d/ib-routed-site.conf" ] &&
+		! in_root dpkg-query -W -f '${Status}\n' ib-routed-dkms 2>/dev/null | grep -q '^install ok'; then
+		t_pass pkg-ansible-mok-not-enrolled-stops
+	else
+		show_log
+		t_fail pkg-ansible-mok-not-enrolled-stops "the role went on (exit $rc) with Secure Boot on and the site key not enrolled"
+	fi
+	rm -f "$merged/usr/local/bin/mokutil"
 	if playbook=$ansible_scenario/converge.yml ansible_play converge && [ "${ansible_changed:-0}" -gt 0 ]; then
 		t_pass pkg-ansible-apply
 	else
