@@ -252,12 +252,14 @@ int main(int argc, char **argv)
 	} else if (shrt) {
 		struct json_object *o = json_object_new_object();
 
+		json_object_object_add(o, "format", json_object_new_int(IBR_JSON_FORMAT));
 		jfield(o, "version", version);
 		ibr_json_print(stdout, o);
 		json_object_put(o);
 	} else if (json) {
 		struct json_object *o = json_object_new_object(), *jm = json_object_new_array();
 
+		json_object_object_add(o, "format", json_object_new_int(IBR_JSON_FORMAT));
 		jfield(o, "version", version);
 		jfield(o, "tool_version", IBR_VERSION);
 		jfield(o, "kernel", sys.kver);

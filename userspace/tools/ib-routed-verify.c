@@ -1598,6 +1598,7 @@ int main(int argc, char **argv)
 	if (json) {
 		struct json_object *o = json_object_new_object(), *checks = json_object_new_object();
 
+		json_object_object_add(o, "format", json_object_new_int(IBR_JSON_FORMAT));
 		json_object_object_add(o, "tool", json_object_new_string("ib-routed-verify"));
 		json_object_object_add(o, "version", ibr_json_string(IBR_VERSION));
 		json_object_object_add(o, "root", ibr_json_string(root));

@@ -12,6 +12,14 @@
 
 #include <json-c/json.h>
 
+/*
+ * The format of the tools' JSON output ("format"): raised when a field
+ * changes its meaning or goes away, so that a consumer (the Ansible
+ * role's facts, a monitoring check) can refuse what it does not know;
+ * a new field does not raise it.
+ */
+#define IBR_JSON_FORMAT 1
+
 #ifndef IBR_VERSION
 #define IBR_VERSION "unknown"
 #endif
