@@ -191,7 +191,7 @@ EOF
 	echo live >"$ansible_work/sys-module/ib_cm/initstate"
 	echo 0123456789ABCDEF0123456 >"$ansible_work/sys-module/ib_cm/srcversion"
 	mount --bind "$ansible_work/sys-module" "$merged/sys/module"
-	if ansible_play pending --tags verify && has 'reload pending: the overlay is installed for' &&
+	if ansible_play pending --tags ib_routed_verify && has 'reload pending: the overlay is installed for' &&
 		/usr/bin/python3 -c 'import json, sys; f = json.load(open(sys.argv[1])); sys.exit(not (f["reload_pending"] is True and f["checks"]["module:ib_cm"] == "warn" and f["checks"]["package"] == "ok"))' "$fact"; then
 		t_pass pkg-ansible-reload-pending-succeeds
 	else
@@ -202,7 +202,7 @@ EOF
 	# A broken installation: verify reports an error and the role fails
 	# the host, naming the check.
 	rm -f "$merged/lib/modules/$kver/updates/dkms/ib_cm.ko"
-	if ! ansible_play broken --tags verify && has 'ib-routed-verify: error: .*module-files'; then
+	if ! ansible_play broken --tags ib_routed_verify && has 'ib-routed-verify: error: .*module-files'; then
 		t_pass pkg-ansible-fails-on-verify-error
 	else
 		show_log

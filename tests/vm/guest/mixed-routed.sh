@@ -19,7 +19,8 @@
 #                     in packets of the path MTU on the wire
 # mixed:nosvc-*       a1 -> b1 with no service anywhere: the Get reaches the
 #                     stock kernel, whose ib_mad answers UNSUPPORTED at once,
-#                     and rdma_cm falls back to the forward record; traffic
+#                     and rdma_cm falls back to the forward record, with
+#                     B's MTU from the service map (stated there); traffic
 # mixed:lap-*         a1 offers the stock b1 an alternate (LAP): only ib_cm's
 #                     probe reaches b1, dropped there, b1's connection intact
 # mixed:stock-active-* b1 (stock) -> a1 (overlay): the stock REQ, the
@@ -378,6 +379,15 @@ fi
 # no agent for the class and its ib_mad answers UNSUPPORTED (0x000C,
 # docs/remote-sa-protocol.md section 11: final, at once).
 echo 1 >"$S/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null
+# The administrator states B's MTU in ib_remote_sa's service map (an entry
+# without a service: the Get still goes to b1): without a return record
+# rdma_cm takes the lower of it and the forward record's, where by
+# default it keeps the forward record's, as the stock kernel does.
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+MTU_MAP=/sys/kernel/config/ib_remote_sa/services/mtuB
+if ! { mkdir $MTU_MAP && topo_subnet "$B" prefix >$MTU_MAP/prefix && mtu_bytes "$MTU_R" >$MTU_MAP/mtu; }; then
+	diag "cannot state B's MTU in $MTU_MAP"
+fi
 connection mx-nosvc 7602
 chk_begin
 _q=$(rsa_cap /tmp/mx-nosvc.pcap 0x01 $BP delivered)
@@ -389,7 +399,7 @@ else
 	chk a-status "$(capf "$_a" status)" 0x000c
 fi
 chk_end nosvc-stock-answers-unsupported /tmp/mx-nosvc.cap /tmp/mx-nosvc.pcap
-MTU_N=$(routed_mtu "$MTU_F")
+MTU_N=$(min "$MTU_F" "$MTU_R")
 chk_begin
 if wire_req mx-nosvc; then
 	chk_num local-lid "$(madn "$_m" 76 2)" 0xffff
@@ -406,13 +416,14 @@ chk_num b-sl "$(out /tmp/mx-nosvc.peer conn-rtr.qp_attr.ah.sl)" "$SL_IN_B"
 chk_num b-mtu "$(out /tmp/mx-nosvc.peer conn-rtr.qp_attr.path_mtu)" "$MTU_N"
 chk ids-left "$(ids_left)" "0 0"
 chk_end nosvc-qps-and-disconnect /tmp/mx-nosvc.out /tmp/mx-nosvc.peer
-# Traffic without a return record: routed_default_mtu keeps it on B's
+# Traffic without a return record: B's MTU from the map keeps it on B's
 # links (the forward record's MTU, A's, would be lost there).
 if has_mod simfab_echo_test; then
 	traffic_to_peer nosvc-traffic 7702 "$MTU_N"
 else
 	t_fail $T:nosvc-traffic "simfab_echo_test.ko not in the image"
 fi
+rmdir $MTU_MAP 2>/dev/null
 
 # ---- mixed:stock-active: b1 (stock) -> a1 (overlay) ---------------------------------------
 echo clear >$D/ctl

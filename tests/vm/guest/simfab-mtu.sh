@@ -16,11 +16,12 @@
 #                onto B and counted there (drop-mtu), the SEND ends in
 #                RETRY_EXC_ERR after 1 + retry_cnt transmissions.
 # mtu:fallback   a1 -> b1 through rdma_cm while b1 runs no ib_remote_sa
-#                service (no return record): the active side takes the
-#                smaller of the forward MTU and rdma_cm's
-#                routed_default_mtu (docs/routed-cm.md), so large messages
-#                pass both ways (today's series sends A's 2048 and loses them,
-#                as routed_default_mtu=4096 does: mtu:fallback-as-6.1).
+#                service (no return record): by default the forward MTU,
+#                as the stock kernel (A's 2048: the large SEND is lost),
+#                the path counted (no_return_record) and the first one
+#                logged; with routed_default_mtu=1024, or B's MTU in
+#                ib_remote_sa's service map, the lower one and large
+#                messages pass both ways (docs/routed-cm.md).
 #
 # Skips without simfab.ko, simfab_rc_test.ko or the routed topology.
 # shellcheck source=tests/vm/lib/guest.sh
@@ -154,47 +155,82 @@ chk_num drop-mtu $(($(drops "$RA_B" /tmp/sfm-drop.counters) - $(drops "$RA_B" /t
 chk_end mtu:drop-counted-at-router-egress /tmp/sfm-drop.ktap /tmp/sfm-drop.counters
 
 # ---- mtu:fallback: no return record (b1 runs no ib_remote_sa service) ---------------
-KPFX=mtu:fallback
+# By default rdma_cm keeps the forward record's MTU, as the stock kernel
+# does (here A's, which B's links do not carry: the large SEND is lost);
+# it counts the path on a1's port and logs the first such path. The
+# administrator's statement of B's MTU in ib_remote_sa's service map, or
+# routed_default_mtu, makes it the lower one, and large messages pass.
 RSP=$RSA/$(topo_host b1 dev)/1/responder
+NORET=$RSA/$(topo_host a1 dev)/1/counters/no_return_record
+MAP=/sys/kernel/config/ib_remote_sa/services
 echo 0 >"$RSP" 2>/dev/null
-# a1 keeps b1's earlier answer (the client cache): forget it.
-echo 1 >"$RSA/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null
+# flush A's cached answers from b1 (the client cache) before each run
+flush_a1() { echo 1 >"$RSA/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null; }
 DEF=$(cat $CMA/routed_default_mtu 2>/dev/null || echo none)
-big fallback a1/1 b1/1
-# routed_default_mtu=4096 keeps the forward record's MTU, as 6.1 did: the
-# same connection then loses its large SEND.
-P61=x
-if echo 4096 >$CMA/routed_default_mtu 2>/dev/null; then
-	echo 1 >"$RSA/$(topo_host a1 dev)/1/cache_flush" 2>/dev/null
-	KPFX=mtu:fallback-as-6.1
-	big fallback61 a1/1 b1/1 big_lost=1
-	P61=$(qa fallback61 act.conn mtu)
-	echo "$DEF" >$CMA/routed_default_mtu
-fi
-echo 1 >"$RSP" 2>/dev/null
+flush_a1
+nr0=$(cat "$NORET" 2>/dev/null || echo none)
+fmark=$(dmesg_mark)
+KPFX=mtu:fallback-default
+big fallback61 a1/1 b1/1 big_lost=1
+nr1=$(cat "$NORET" 2>/dev/null || echo none)
 chk_begin
-_want=x
-[ -z "$(mtu_code "$DEF")" ] || _want=$(min "$MTU_F" "$(mtu_code "$DEF")")
-[ "$_want" != x ] || _bad="$_bad routed_default_mtu=$DEF(want 256..4096)"
-chk_num act-mtu "$(qa fallback act.conn mtu)" "$_want"
-chk_num pas-mtu "$(qa fallback pas.conn mtu)" "$_want"
-traffic fallback
-chk_end mtu:fallback-no-return-record-large-messages-both-ways /tmp/sfm-fallback.ktap
-chk_begin
-chk_num drop-mtu $(($(alldrops /tmp/sfm-fallback.counters) - $(alldrops /tmp/sfm-drop.counters))) 0
-chk_end mtu:fallback-nothing-dropped /tmp/sfm-fallback.counters
-chk_begin
-chk_num as-6.1-mtu "$P61" "$MTU_F"
-[ "$(drops "$RA_B" /tmp/sfm-fallback61.counters)" -gt "$(drops "$RA_B" /tmp/sfm-fallback.counters)" ] ||
+chk default-param "$DEF" 0
+chk_num act-mtu "$(qa fallback61 act.conn mtu)" "$MTU_F"
+chk_num pas-mtu "$(qa fallback61 pas.conn mtu)" "$MTU_F"
+grep -q "^ok [0-9]* simfab_rc_big_send-lost" /tmp/sfm-fallback61.ktap || _bad="$_bad send-not-lost"
+[ "$(drops "$RA_B" /tmp/sfm-fallback61.counters)" -gt "$(drops "$RA_B" /tmp/sfm-drop.counters)" ] ||
 	_bad="$_bad no drop-mtu at $RA_B"
-chk_end mtu:fallback-as-6.1-loses-large-messages /tmp/sfm-fallback61.ktap
-# The parameter takes IBA's MTUs only: anything else is refused, the
-# value kept.
+chk_end mtu:fallback-default-keeps-forward-mtu-as-stock /tmp/sfm-fallback61.ktap
+chk_begin
+case $nr0$nr1 in
+*none*) _bad="$_bad no counter $NORET" ;;
+*) [ "$nr1" -gt "$nr0" ] || _bad="$_bad no_return_record $nr0 -> $nr1" ;;
+esac
+chk_num logged "$(dmesg_since "$fmark" | grep -c "RDMA CM: a path to subnet $(printf '%016x' "$PB") through an IB router has no return record: it keeps the forward path's MTU $(mtu_bytes "$MTU_F")")" 1
+chk_end mtu:fallback-default-counted-and-logged
+# routed_default_mtu=1024: the lower of the forward MTU and it.
+if echo 1024 >$CMA/routed_default_mtu 2>/dev/null; then
+	flush_a1
+	KPFX=mtu:fallback-param
+	big fallback a1/1 b1/1
+	echo 0 >$CMA/routed_default_mtu
+fi
+chk_begin
+chk_num act-mtu "$(qa fallback act.conn mtu)" "$(min "$MTU_F" 3)"
+chk_num pas-mtu "$(qa fallback pas.conn mtu)" "$(min "$MTU_F" 3)"
+traffic fallback
+chk_end mtu:fallback-routed-default-mtu-large-messages-both-ways /tmp/sfm-fallback.ktap
+chk_begin
+chk_num drop-mtu $(($(alldrops /tmp/sfm-fallback.counters) - $(alldrops /tmp/sfm-fallback61.counters))) 0
+chk_end mtu:fallback-routed-default-mtu-nothing-dropped /tmp/sfm-fallback.counters
+# B's MTU in the service map (an entry with a prefix and an MTU, no
+# service): taken with the parameter at 0.
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+if mkdir "$MAP/siteB" 2>/dev/null && echo "$PB" >"$MAP/siteB/prefix" && mtu_bytes "$MTU_R" >"$MAP/siteB/mtu"; then
+	flush_a1
+	KPFX=mtu:fallback-map
+	big fallbackmap a1/1 b1/1
+else
+	diag "cannot make the service map entry $MAP/siteB"
+fi
+chk_begin
+chk_num act-mtu "$(qa fallbackmap act.conn mtu)" "$MTU_E"
+chk_num pas-mtu "$(qa fallbackmap pas.conn mtu)" "$MTU_E"
+traffic fallbackmap
+chk_num drop-mtu $(($(alldrops /tmp/sfm-fallbackmap.counters) - $(alldrops /tmp/sfm-fallback.counters))) 0
+chk_end mtu:fallback-service-map-mtu-large-messages-both-ways /tmp/sfm-fallbackmap.ktap
+# Both take IBA's MTUs only: anything else is refused, the value kept.
 chk_begin
 ! echo 1000 >$CMA/routed_default_mtu 2>/dev/null || _bad="$_bad 1000-accepted"
 ! echo 8192 >$CMA/routed_default_mtu 2>/dev/null || _bad="$_bad 8192-accepted"
-chk value-kept "$(cat $CMA/routed_default_mtu 2>/dev/null)" "$DEF"
-chk_end mtu:routed-default-mtu-refuses-other-sizes
+chk value-kept "$(cat $CMA/routed_default_mtu 2>/dev/null)" 0
+! echo 1000 >"$MAP/siteB/mtu" 2>/dev/null || _bad="$_bad map-1000-accepted"
+chk map-value-kept "$(cat "$MAP/siteB/mtu" 2>/dev/null)" "$(mtu_bytes "$MTU_R")"
+echo 0 >"$MAP/siteB/mtu" 2>/dev/null || _bad="$_bad map-0-refused"
+chk map-cleared "$(cat "$MAP/siteB/mtu" 2>/dev/null)" 0
+chk_end mtu:routed-mtu-settings-refuse-other-sizes
+rmdir "$MAP/siteB" 2>/dev/null
+echo 1 >"$RSP" 2>/dev/null
 
 rmmod simfab
 chk_dmesg $T "$mark"

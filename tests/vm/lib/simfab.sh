@@ -325,12 +325,13 @@ mtu_code() {
 	esac
 }
 # routed_mtu FORWARD-CODE: the MTU code rdma_cm gives a routed path without
-# a return record: the lower of the forward record's and rdma_cm's
-# routed_default_mtu (docs/routed-cm.md); a series without that parameter
-# keeps the forward record's.
+# a return record (and no MTU in the service map): the lower of the
+# forward record's and rdma_cm's routed_default_mtu (docs/routed-cm.md);
+# with it at 0 (the default), or a series without it, the forward
+# record's.
 routed_mtu() {
 	_d=$(cat /sys/module/rdma_cm/parameters/routed_default_mtu 2>/dev/null) || _d=
-	if [ -n "$_d" ]; then
+	if [ -n "$_d" ] && [ "$_d" != 0 ]; then
 		min "$1" "$(mtu_code "$_d")"
 	else
 		echo "$1"
