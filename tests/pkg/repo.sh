@@ -79,7 +79,10 @@ repo_build() {
 		t_fail "$name" "the HTTP server on 127.0.0.1 did not start"
 		return 1
 	fi
+	# A throwaway tree (--fresh; --allow-dirty: a checkout under work
+	# may have uncommitted changes; case_repo checks the refusal).
 	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
+		--fresh --allow-dirty \
 		--deb-dir "$debs_dir/deb-$v1" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
 		--url "http://127.0.0.1:$repo_port" &&
 		[ -f "$repo_dir/deb/dists/bookworm/InRelease" ] && [ -f "$repo_dir/rpm/repodata/repomd.xml.asc" ]; then
@@ -205,5 +208,82 @@ case_repo() {
 		show_log
 		t_fail pkg-repo-yum-refuses-other-key "dnf read repomd.xml signed by another key than gpgkey="
 	fi
+	repo_republish
 	repo_serve_stop
+}
+
+# The tree's life: a later build adds a version beside the earlier one (a
+# fleet can roll back), never replaces a published file, and signs a
+# Release that expires (Valid-Until) with indexes by hash; packages of a
+# checkout with uncommitted changes are not published.
+repo_republish() {
+	local rel=$repo_dir/deb/dists/bookworm/Release until days pk sha fake
+	if ! ensure_debs "$v2"; then
+		show_log
+		t_fail pkg-repo-republish "packaging/deb/build of $v2 failed"
+		return 1
+	fi
+	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
+		--deb-dir "$debs_dir/deb-$v2" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
+		--url "http://127.0.0.1:$repo_port" --valid-days 7; then
+		t_pass pkg-repo-republish
+	else
+		show_log
+		t_fail pkg-repo-republish "packaging/repo/build of $v2 into the published tree failed"
+		return 1
+	fi
+	enter
+	mkdir -p "$merged/usr/share/keyrings"
+	cp "$repo_dir/ib-routed-archive-keyring.gpg" "$merged/usr/share/keyrings/"
+	cp "$repo_dir/deb/ib-routed.sources" "$merged/etc/apt/sources.list.d/ib-routed.sources"
+	if repo_apt_update && ! has '^[WE]:' && in_root apt-cache madison ib-routed-dkms >"$log" 2>&1 &&
+		has " $v1 " && has " $v2 "; then
+		t_pass pkg-repo-keeps-old-versions
+	else
+		show_log
+		t_fail pkg-repo-keeps-old-versions "apt does not see both $v1 and $v2 of ib-routed-dkms after the second build"
+	fi
+	leave
+	# Valid-Until about 7 days ahead; the indexes by hash.
+	until=$(sed -n 's/^Valid-Until: //p' "$rel")
+	days=$(( ($(date -d "${until:-now}" +%s) - $(date +%s) + 3600) / 86400 ))
+	pk=$repo_dir/deb/dists/bookworm/main/binary-$(dpkg --print-architecture)/Packages
+	sha=$(sha256sum <"$pk" | cut -d' ' -f1)
+	if [ "$days" = 7 ] && grep -qx 'Acquire-By-Hash: yes' "$rel" && cmp -s "$pk" "$(dirname "$pk")/by-hash/SHA256/$sha"; then
+		t_pass pkg-repo-valid-until-by-hash
+	else
+		t_fail pkg-repo-valid-until-by-hash "Valid-Until '$until' ($days days), Acquire-By-Hash or by-hash/SHA256/$sha missing"
+	fi
+	# Another file under a published name (v2's ib-routed-dkms as v1's):
+	# refused, the tree as it was.
+	fake=$work/repo-fake
+	rm -rf "$fake"
+	mkdir -p "$fake"
+	cp "$debs_dir/deb-$v2/ib-routed-dkms_${v2}_all.deb" "$fake/ib-routed-dkms_${v1}_all.deb"
+	cp "$rel" "$work/Release.before"
+	if ! GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
+		--deb-dir "$fake" --rpm-dir "$work/rpm/RPMS" --url "http://127.0.0.1:$repo_port" &&
+		has "is published already with other content" && cmp -s "$rel" "$work/Release.before"; then
+		t_pass pkg-repo-refuses-changed-file
+	else
+		show_log
+		t_fail pkg-repo-refuses-changed-file "a different file under a published name was accepted or changed the Release"
+	fi
+	# A checkout with uncommitted changes: its version's packages refused.
+	rm -rf "$work/dirty-clone"
+	if git clone -q --shared "$IBR_TOP" "$work/dirty-clone" 2>"$log"; then
+		echo "# uncommitted" >>"$work/dirty-clone/README.md"
+		if ! GNUPGHOME=$repo_gnupg run "$work/dirty-clone/packaging/repo/build" --key "$repo_fpr" \
+			-o "$work/repo-dirty" --deb-dir "$debs_dir/deb-$v1" --rpm-dir "$work/rpm/RPMS" &&
+			has "has uncommitted changes and .* has packages of its version $v1"; then
+			t_pass pkg-repo-refuses-dirty-tree
+		else
+			show_log
+			t_fail pkg-repo-refuses-dirty-tree "packages of $v1 were published from a checkout with uncommitted changes"
+		fi
+	else
+		show_log
+		t_fail pkg-repo-refuses-dirty-tree "git clone of $IBR_TOP failed"
+	fi
+	rm -rf "$work/dirty-clone" "$work/repo-dirty" "$fake"
 }
