@@ -208,6 +208,19 @@ EOF
 		show_log
 		t_fail pkg-ansible-fails-on-verify-error "the role did not fail the host on verify's module-files error (exit $rc)"
 	fi
+	# The host runs an older kernel and boots the broken one next (a
+	# kernel update waiting for its reboot): the role verifies that one
+	# too and fails the host naming it, whatever the running one says.
+	local older=6.0.0-ibrfake-amd64
+	touch "$merged/boot/vmlinuz-$older"
+	if ! ansible_play next-boot --tags ib_routed_verify -e "ansible_kernel=$older" &&
+		has "ib-routed-verify: the kernel it boots next, $kver: .*module-files"; then
+		t_pass pkg-ansible-verifies-next-boot-kernel
+	else
+		show_log
+		t_fail pkg-ansible-verifies-next-boot-kernel "running $older, booting the broken $kver next: the role did not fail the host naming $kver (exit $rc)"
+	fi
+	rm -f "$merged/boot/vmlinuz-$older"
 	leave
 	repo_serve_stop
 }
