@@ -33,7 +33,7 @@ modules:
 deps:
 	scripts/install-deps
 
-# The test command (README, .ci/run): every tier on the default series (the
+# The test command (docs/development.md, .ci/run): every tier on the default series (the
 # first of kernel-patches/series.conf), then each other series' own set
 # (tests/run's "series"), one totals line at the end.
 # tests/run's table counts from the moment check starts (IBR_CHECK_START):
@@ -142,7 +142,7 @@ repo:
 demo: deps modules simfab
 	tests/vm/demo
 
-# Developer workflow for kernel-patches/<series>/ (see README.md);
+# Developer workflow for kernel-patches/<series>/ (see docs/development.md);
 # SERIES=librdmacm for the librdmacm series (userspace/librdmacm/).
 SERIES ?=
 SERIES_OPT := $(if $(filter librdmacm,$(SERIES)),--librdmacm)
