@@ -143,6 +143,9 @@ MODULE_PARM_DESC(addr_timeout, "ip: rdma_resolve_addr() timeout in ms");
 static int cm_timeout = 20;
 module_param(cm_timeout, int, 0444);
 MODULE_PARM_DESC(cm_timeout, "ib_cm cases: the REQ's remote/local CM response timeout (4.096 us x 2^N; 20 as rdma_cm)");
+static int life_max;
+module_param(life_max, int, 0444);
+MODULE_PARM_DESC(life_max, "ib_cm cases: cap the PacketLifeTime of every path record the SA gives (0: as given); ib_cm's CM MAD timeout is twice the connection's lifetime plus the peer's response timeout, so the LAP retry cases wait seconds, not minutes, under TCG");
 static int cm_retries = 15;
 module_param(cm_retries, int, 0444);
 MODULE_PARM_DESC(cm_retries, "ib_cm cases: the REQ's max CM retries (15 as rdma_cm)");
@@ -946,6 +949,8 @@ static int t_path(struct ib_device *dev, u32 port, const union ib_gid *sgid,
 	if (pr.status)
 		return pr.status;
 	*out = pr.rec;
+	if (life_max > 0 && out->packet_life_time > life_max)
+		out->packet_life_time = life_max;
 	return 0;
 }
 

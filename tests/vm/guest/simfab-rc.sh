@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh
-# guest-seconds: 160 (measured under TCG; tests/vm/run --boots balances by it)
+# guest-seconds: 60 (measured under TCG; tests/vm/run --boots balances by it)
 # simfab RC QPs, path migration and the in-kernel test driver
 # (tests/simfab/module/simfab_rc_test.c), on default.topo and routed.topo:
 #
@@ -671,10 +671,16 @@ if [ -n "$R2" ]; then
 	# Communication ID, a 6.1 CM drops it unseen). The first CM MAD to
 	# b1 is dropped twice: once the probe, once (b1 known now) the LAP
 	# itself; each goes again after the CM timeout and is accepted.
+	# ib_cm's timeout for a CM MAD is the connection's packet lifetime
+	# twice plus the peer's CM response timeout: 17.5 s with routed.topo's
+	# lifetimes (the end-to-end 21) and rdma_cm's 20. What is checked is
+	# that a lost LAP goes again, not how long ib_cm waits first:
+	# life_max=16 and cm_timeout=18 make it about 2 s (this and
+	# lap-deaf waited about 90 s of a TCG boot).
 	KPFX=lap:silent
 	run lap-silent cases=lap-silent act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
 		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
-		${R2RET:+"$R2RET"} retry=$RETRY lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
+		${R2RET:+"$R2RET"} retry=$RETRY life_max=16 cm_timeout=18 lap_drop_ctl="drop+class=0x07+to=$BP+count=1"
 	# lapmads FILE VERDICT: the Remote Communication IDs (MAD bytes 28-31)
 	# of the LAPs (0x0019) at b1 with that verdict, in order.
 	lapmads() {
@@ -701,12 +707,15 @@ if [ -n "$R2" ]; then
 	# ---- lap-deaf: a peer that never answers, and a DREQ during LAP_ERROR ------------
 	# Every CM MAD to b1 is dropped (a 6.1 peer drops the probe): the
 	# probe goes 1 + max CM retries times (cm_retries=2 to keep the
-	# wait short), no LAP naming the connection is sent, LAP_ERROR
-	# follows; b1's DREQ, sent while a1's handler of it runs, waits.
+	# wait short, and life_max=16 as lap-silent's, but rdma_cm's CM
+	# response timeout: b1's DREQ must outlast the 4 s a1's LAP_ERROR
+	# handler takes, 3 tries of 4.3 s), no LAP naming the connection is
+	# sent, LAP_ERROR follows; b1's DREQ, sent while a1's handler of it
+	# runs, waits.
 	KPFX=lap:deaf
 	run lap-deaf cases=lap-deaf act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
 		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
-		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=2 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
+		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=2 life_max=16 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
 	chk_begin
 	_drop=$(lapmads /tmp/sfrc-lap-deaf.cap drop-inject) _dlv=$(lapmads /tmp/sfrc-lap-deaf.cap delivered)
 	diag "lap-deaf: LAPs dropped (remote comm IDs) $_drop, delivered $_dlv"
