@@ -49,7 +49,7 @@ check:
 		$(MAKE) --no-print-directory check-tiers
 
 check-tiers: deps modules simfab tools librdmacm
-	tests/run lint unit fuzz build pkg pkg-trixie vm-rxe vm-simfab mutate vm-lockdown vm-stock vm-mixed series
+	tests/run lint unit fuzz build pkg pkg-fleet pkg-trixie vm-rxe vm-simfab mutate vm-lockdown vm-stock vm-mixed series
 
 check-lint:
 	tests/run lint
