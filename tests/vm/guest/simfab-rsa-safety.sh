@@ -11,8 +11,9 @@
 # sa-answer:   b1's SA answers made malformed on their way to b1 (a short
 #              AttributeOffset, a short RMPP payload, a wrong attribute,
 #              an error status; a NodeRecord table with a short
-#              AttributeOffset): refused and counted in sa_bad_answers,
-#              a1 gets NO_RESOURCES (as when the SA does not answer).
+#              AttributeOffset, NodeRecords naming GUID 0 (one query, not
+#              a loop)): refused and counted in sa_bad_answers, a1 gets
+#              NO_RESOURCES (as when the SA does not answer).
 # sa-values:   b1's SA record with a value out of range: not passed on
 #              (bad_values), NO_RESOURCES.
 # answer:      b1's answer to a1 with a value out of range (MTU, rate,
@@ -150,6 +151,31 @@ q0=$(cnt $BP node_ports)
 rq np-good $AP alt=1 "target=$BGID" timeout_ms=4000 retries=0
 t_check $T:sa-answer:noderecord-good "$(cat /tmp/rs-np-good.out)" \
 	[ $(($(cnt $BP node_ports) - q0)) -ge 1 ]
+# An SA whose NodeRecords name the node by GUID 0, no node's (IBA 14.2.5.3:
+# a GUID is never 0), and that answers a query by NodeGUID with them: b1's
+# GetTables made to ask for b1's node (its GUID in the query template),
+# B's answers to b1 made to name GUID 0. NodePorts takes two queries at
+# most: the answer is refused at the first (sa_bad_answers, NO_RESOURCES);
+# the old responder asked the SA again, by NodeGUID, for as long as it
+# answered.
+_ng=$(tr -d ':' <"/sys/class/infiniband/$(dev_of $BP)/node_guid")
+ctl nofault
+ctl clear
+ctl mangle class=0x03 method=0x12 attr=0x0011 from=$BP "set=72:$_ng"
+ctl mangle class=0x03 method=0x92 attr=0x0011 to=$BP set=72:0000000000000000
+b0=$(cnt $BP sa_bad_answers) e0=$(cnt $BP rej_sa_error) q0=$(cnt $BP node_ports)
+rq np-zero-guid $AP alt=1 "target=$BGID" timeout_ms=4000 retries=0
+sleep 1
+# the GetTables b1 sent that reached B's SA (not their RMPP ACKs)
+nq=$(grep -c " at=$BP .* class=0x03 .* method=0x12 .* attr=0x0011 .* verdict=sa " $D/capture)
+ctl nofault
+grep ' class=0x03 \| class=0x0d ' $D/capture >/tmp/rs-np-zero-guid.cap
+chk_begin
+chk_num node-record-queries "$nq" 1
+chk_num sa_bad_answers $(($(cnt $BP sa_bad_answers) - b0)) 1
+chk_num rej_sa_error $(($(cnt $BP rej_sa_error) - e0)) 1
+chk_num node_ports $(($(cnt $BP node_ports) - q0)) 0
+chk_end sa-answer:noderecord-guid-zero-two-queries-at-most /tmp/rs-np-zero-guid.out /tmp/rs-np-zero-guid.cap
 
 # ---- b1's SA record with values out of range: not passed on -----------------
 # values NAME SET: the record's byte (MAD byte 56 + record offset) changed
