@@ -44,7 +44,7 @@ deps:
 # clone compiles again only what changed.
 IBR_CACHE_DIR ?= /var/cache/ib-routed
 check:
-	@IBR_CHECK_START=$$(date +%s) IBR_CACHE_DIR=$(IBR_CACHE_DIR) \
+	@IBR_CHECK_START=$$(date +%s) IBR_CACHE_DIR=$(IBR_CACHE_DIR) IBR_BUILD_AT=$(IBR_CACHE_DIR)/build-at \
 		CCACHE_DIR=$(IBR_CACHE_DIR)/ccache PATH=/usr/lib/ccache:$$PATH \
 		$(MAKE) --no-print-directory check-tiers
 

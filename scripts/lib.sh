@@ -120,3 +120,33 @@ ibr_mirror_uri() {
 ibr_is_rooted() {
 	"$(ibr_top)/scripts/build-root" list | grep -qx "$1"
 }
+
+# make check (IBR_BUILD_AT set, compiles through ccache): a build runs with
+# its directory bind-mounted at that one fixed path, in a private mount
+# namespace. ccache hashes the paths the compiler is given (the source's,
+# the -I options', the preprocessor's line markers), so a build under a
+# clean clone's own path would miss every object another clone cached.
+# Kbuild's .cmd files then name that path: a directory built so is always
+# built so (make check's), or kbuild builds it all again.
+# ibr_build_at DIR: the path to hand the build for DIR.
+ibr_build_at() {
+	if [ -n "${IBR_BUILD_AT:-}" ] && [ -n "${CCACHE_DIR:-}" ]; then
+		printf '%s\n' "$IBR_BUILD_AT"
+	else
+		printf '%s\n' "$1"
+	fi
+}
+
+# ibr_run_built_at DIR CMD...: CMD with DIR at "$(ibr_build_at DIR)".
+ibr_run_built_at() {
+	_ibr_dir=$1
+	shift
+	if [ "$(ibr_build_at "$_ibr_dir")" = "$_ibr_dir" ]; then
+		"$@"
+		return
+	fi
+	mkdir -p "$IBR_BUILD_AT"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private /bin/sh -c \
+		'mount --bind "$1" "$2" && shift 2 && exec "$@"' build-at "$_ibr_dir" "$IBR_BUILD_AT" "$@"
+}

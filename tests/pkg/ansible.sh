@@ -32,6 +32,7 @@ ansible_play() {
 		if [ -n "$root_ccache" ]; then
 			export CCACHE_DIR=$root_ccache_at
 		fi
+		unset IBR_BUILD_AT
 		ANSIBLE_CONFIG=$ansible_src/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 \
 			ANSIBLE_HOME=$ansible_work/home ANSIBLE_LOCAL_TEMP=$ansible_work/tmp \
 			ANSIBLE_CACHE_PLUGIN_CONNECTION=$ansible_work/facts ANSIBLE_RETRY_FILES_ENABLED=0 \
