@@ -128,9 +128,18 @@ ibr_is_rooted() {
 # clean clone's own path would miss every object another clone cached.
 # Kbuild's .cmd files then name that path: a directory built so is always
 # built so (make check's), or kbuild builds it all again.
-# ibr_build_at DIR: the path to hand the build for DIR.
+# A command of scripts/build-root runs in a chroot (whose / is no mount
+# point, so "--propagation private" fails there) inside a private mount
+# namespace of its own: there the namespace's mounts are private already.
+_ibr_at_propagation() {
+	if [ -n "${IBR_IN_BUILD_ROOT:-}" ]; then echo unchanged; else echo private; fi
+}
+
+# ibr_build_at DIR: the path to hand the build for DIR (DIR itself where
+# no private mount namespace can be made).
 ibr_build_at() {
-	if [ -n "${IBR_BUILD_AT:-}" ] && [ -n "${CCACHE_DIR:-}" ]; then
+	if [ -n "${IBR_BUILD_AT:-}" ] && [ -n "${CCACHE_DIR:-}" ] && command -v mount >/dev/null &&
+		unshare --mount --propagation "$(_ibr_at_propagation)" true 2>/dev/null; then
 		printf '%s\n' "$IBR_BUILD_AT"
 	else
 		printf '%s\n' "$1"
@@ -147,6 +156,6 @@ ibr_run_built_at() {
 	fi
 	mkdir -p "$IBR_BUILD_AT"
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare --mount --propagation private /bin/sh -c \
+	unshare --mount --propagation "$(_ibr_at_propagation)" /bin/sh -c \
 		'mount --bind "$1" "$2" && shift 2 && exec "$@"' build-at "$_ibr_dir" "$IBR_BUILD_AT" "$@"
 }
