@@ -1660,7 +1660,7 @@ struct sf_fault {
 		u8 val[SF_MANGLE_BYTES];
 	} set[SF_MANGLE_SETS];
 	bool sgid_seq;		/* mangle: a new GRH SGID every packet */
-	u32 seq;
+	int seq_at;		/* and the same interface ID at this MAD byte */
 	struct sf_port *to;	/* the port the DLID names, or NULL */
 	struct sf_port *from;	/* the port that sent it on this subnet */
 	unsigned int count;	/* 0: until removed */
@@ -1669,6 +1669,8 @@ struct sf_fault {
 };
 
 static struct sf_fault sf_faults[SF_MAX_FAULTS];	/* under sf_lock */
+/* sgid-seq's forged interface IDs, never the same twice in a load */
+static u32 sf_sgid_seq;
 
 /*
  * A mangle rule's edits: the MAD bytes it names, and with sgid_seq the
@@ -1682,9 +1684,13 @@ static void sf_mangle(struct sf_fault *f, struct sf_pkt *pkt)
 		if (f->set[i].off + f->set[i].len <= pkt->len)
 			memcpy(pkt->data + f->set[i].off, f->set[i].val,
 			       f->set[i].len);
-	if (f->sgid_seq && pkt->has_grh)
-		put_unaligned_be64(0x0200c9feed000000ULL | ++f->seq,
-				   pkt->grh + 16);
+	if (f->sgid_seq && pkt->has_grh) {
+		u64 id = 0x0200c9feed000000ULL | ++sf_sgid_seq;
+
+		put_unaligned_be64(id, pkt->grh + 16);
+		if (f->seq_at >= 0 && f->seq_at + 8 <= pkt->len)
+			put_unaligned_be64(id, pkt->data + f->seq_at);
+	}
 }
 
 /* Whether @pkt on its way to @dst is one @f's filter names. */
@@ -2679,8 +2685,10 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
  * management class (method, attribute) only.
  * "count" ends the rule after N packets. "mangle" delivers the packet
  * after writing the bytes HEX (up to 8) at MAD byte OFF for each "set"
- * (up to 4), and with "sgid-seq=1" a new GRH SGID interface ID into each:
- * an SA or ib_remote_sa answer made malformed, a forged sender.
+ * (up to 4), and with "sgid-seq=1" a new GRH SGID interface ID into each
+ * (never one an earlier rule wrote), with "seq-at=OFF" also at MAD byte
+ * OFF: an SA or ib_remote_sa answer made malformed, a forged sender (one
+ * whose request names its forged GID, with seq-at).
  * "release FILTER" ends the delay rules with exactly that filter and puts
  * the held packets it names back on the wire now: a test holds packets
  * until something it waits for has happened, not for a time a loaded
@@ -2689,7 +2697,7 @@ static void sf_port_event_of(struct sf_port *port, enum ib_event_type t)
 static int sf_ctl_fault(int argc, char **argv)
 {
 	struct sf_fault f = { .used = true, .mgmt_class = -1, .method = -1,
-			      .attr_id = -1 };
+			      .attr_id = -1, .seq_at = -1 };
 	bool release = !strcmp(argv[0], "release");
 	struct sf_pkt *pkt;
 	unsigned long flags;
@@ -2742,6 +2750,9 @@ static int sf_ctl_fault(int argc, char **argv)
 			f.attr_id = v;
 		else if (!strcmp(argv[i], "sgid-seq") && f.mangle && v <= 1)
 			f.sgid_seq = v;
+		else if (!strcmp(argv[i], "seq-at") && f.mangle &&
+			 v <= IB_MGMT_MAD_SIZE - 8)
+			f.seq_at = v;
 		else if (!strcmp(argv[i], "count") && !release)
 			f.count = v;
 		else if (!strcmp(argv[i], "ms") && f.delay && v <= 60000)

@@ -24,7 +24,10 @@
 #              class 0x0d leaves b1), each counted.
 # flood:       a flood of requests with forged SGIDs at b1: answered no
 #              more than the unknown senders' budget allows, counted, and
-#              an established requester (a1) is still answered.
+#              an established requester (a1) is still answered; with that
+#              budget no bound, the PathRecord Gets b1 sends to B's SA
+#              stay within its SA-query budget (sa_query_rate), the rest
+#              answered BUSY and counted, a1 still answered.
 # unload:      ib_remote_sa and simfab unload (no request, AH or query
 #              left: ib_dealloc_pd would WARN about AHs left behind).
 # shellcheck source=tests/vm/lib/guest.sh
@@ -312,6 +315,55 @@ t_check $T:flood:established-requester-answered-after "$(cat /tmp/rs-after.out)"
 	[ "$(qf /tmp/rs-after.out 0 status)" = 0 ]
 echo 1000 >$P/new_rate_limit
 echo 20 >$P/rate_burst
+
+# ---- the SA queries b1's responder asks: a budget per port ------------------
+# A flood like the one above (each request a new forged SGID, none
+# established), whose requests also name the forged GID as the record's
+# DGID (as a forger that wants answers sent would), with the unknown
+# senders' budget no bound (new_rate_limit 1000): every request is
+# admitted and passes the responder's checks, and without a budget each
+# became a PathRecord Get to B's SA (the old responder: about 300 for 300). With sa_query_rate
+# SQR, the Gets b1 sends to B's SA (counted on b1's port, every one
+# reaches B's SA) stay within what the newcomers may take (the half of
+# the burst above the reserve, SQR a second after), plus a1's; the rest
+# are answered BUSY and counted (rej_sa_budget); a1, established, is
+# answered during the flood and after it.
+SQR=10
+SQR0=$(cat $P/sa_query_rate)
+echo $SQR >$P/sa_query_rate
+rq bud-est1 $AP "target=$BGID" timeout_ms=4000 retries=0
+sleep 2
+rq bud-est2 $AP "target=$BGID" timeout_ms=4000 retries=0
+# the bucket full again (a1's two Gets spent from it)
+sleep 1
+g0=$(tx $BP 0x03 0x01) b0=$(cnt $BP rej_sa_budget) s0=$(date +%s)
+r0=$(cnt $BP requests) l0=$(cnt $BP rej_rate_limited) n0=$(cnt $BP rej_new_rate_limited)
+# (seq-at=72: the record's DGID interface ID, MAD byte 56 + 16, the same
+# forged GID, so that each request asks about its own sender, check 8)
+ctl mangle class=0x0d method=0x01 from=$A2P sgid-seq=1 seq-at=72
+rq bud-flood $A2P "target=$BGID" timeout_ms=1000 retries=0 count=300 quiet=1 &
+fl=$!
+sleep 1
+tool bud-during "$BGID"
+wait $fl
+s1=$(date +%s)
+ctl nofault
+rq bud-after $AP "target=$BGID" timeout_ms=4000 retries=0
+el=$((s1 - s0 + 1))
+gets=$(($(tx $BP 0x03 0x01) - g0)) bud=$(($(cnt $BP rej_sa_budget) - b0))
+diag "budget: ${el}s, $(($(cnt $BP requests) - r0)) requests ($(($(cnt $BP rej_rate_limited) - l0)) over a requester's rate, $(($(cnt $BP rej_new_rate_limited) - n0)) over the unknown senders'), $gets PathRecord Gets to B's SA, $bud answered BUSY over the budget"
+chk_begin
+chk est1 "$(qf /tmp/rs-bud-est1.out 0 status)" 0
+chk est2 "$(qf /tmp/rs-bud-est2.out 0 status)" 0
+# newcomers: SQR/2 at once, SQR a second; a1: two (during, after)
+[ "$gets" -le $((SQR / 2 + SQR * el + 2)) ] || _bad="$_bad sa-gets=$gets(max $((SQR / 2 + SQR * el + 2)))"
+[ "$bud" -ge $((300 - SQR / 2 - SQR * el)) ] || _bad="$_bad rej_sa_budget=$bud(min $((300 - SQR / 2 - SQR * el)))"
+chk_end flood:sa-queries-within-budget /tmp/rs-bud-flood.out
+t_check $T:flood:budget-established-requester-answered-during "$(cat /tmp/rs-tool-bud-during.out)" \
+	[ "$(kv bud-during status)" = 0x0000 ]
+t_check $T:flood:budget-established-requester-answered-after "$(cat /tmp/rs-bud-after.out)" \
+	[ "$(qf /tmp/rs-bud-after.out 0 status)" = 0 ]
+echo "$SQR0" >$P/sa_query_rate
 
 # ---- nothing left behind --------------------------------------------------------
 echo "$TTL0" >$P/cache_ttl_ms
