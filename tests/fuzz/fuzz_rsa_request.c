@@ -16,7 +16,8 @@
  *
  * Input: byte 0 the configuration (bits 0-1 serve: own, list, subnet,
  * own; bit 2 paired; bit 3 rate limits on: rate_limit 100, rate_burst 3,
- * new_rate_limit 2, else none; bits 4-5 max_outstanding 1, 2, 3 or 64),
+ * new_rate_limit 2, else none; bits 4-5 max_outstanding 1, 2, 3 or 64;
+ * bit 6 the SA queries' budget on: sa_query_rate 3, 4 at once),
  * then requests, each a control byte (bit 0 a GRH; bit 1 the previous
  * request again, nothing follows; bits 2-3 the P_Key index; bits 4-5 the
  * time since the last request: 0, 12 ms, 1.5 s, 61 s; bit 6 a short MAD,
@@ -32,8 +33,10 @@
  * - any other request is answered once, with a status of one of its
  *   faults (class version 0x0004, method 0x0008, attribute 0x000c, DGID
  *   not the requester or on this subnet 0x0200, target not served 0x0500,
- *   P_Key 0x0700, BUSY 0x0001) and that fault's counter, or as a
- *   duplicate of a pending request dropped (counted), or, without a
+ *   P_Key 0x0700, BUSY 0x0001; without another, BUSY 0x0001 and
+ *   rej_sa_budget past the SA queries' budget, which the target models
+ *   with the established requesters' reserve) and that fault's counter,
+ *   or as a duplicate of a pending request dropped (counted), or, without a
  *   fault, ClassPortInfo answered or the local SA asked (a PathRecord Get
  *   with the request's GIDs and allowed components, NumbPath dropped, no
  *   LIDs; NodePorts: a NodeRecord GetTable by the PortGID's GUID);
@@ -63,6 +66,7 @@ static unsigned int rsa_max_outstanding = 64;
 static unsigned int rsa_rate_limit;
 static unsigned int rsa_new_rate_limit;
 static unsigned int rsa_rate_burst = 20;
+static unsigned int rsa_sa_query_rate;
 static bool rsa_paired = true;
 
 /* the SA's answer handlers: the SA stub never fails, so never called */
@@ -276,9 +280,21 @@ static struct {
 	u8 gid[MAX_GIDS][16];
 	u64 tokens[MAX_GIDS];
 	unsigned long stamp[MAX_GIDS];
+	unsigned long first[MAX_GIDS];
+	bool est[MAX_GIDS];
 	u64 new_tokens;
 	unsigned long new_stamp;
+	/* the current request's requester came back a second or more later */
+	bool cur_est;
 } rate;
+
+/* the SA queries' budget of section 13: SA_RATE a second, at once max(SA_RATE, 4) */
+#define SA_RATE		3
+static struct {
+	bool on;
+	u64 tokens;
+	unsigned long stamp;
+} sab;
 
 static u64 refill(u64 t, unsigned long *stamp, unsigned int per_s, u64 cap)
 {
@@ -292,12 +308,17 @@ static int rate_step(const u8 *gid)
 {
 	int i;
 
+	/* without the limit every requester counts as established */
+	rate.cur_est = !rate.on;
 	if (!rate.on)
 		return 0;
 	for (i = 0; i < rate.n; i++)
 		if (!memcmp(rate.gid[i], gid, 16))
 			break;
 	if (i < rate.n) {
+		if (jiffies - rate.first[i] >= HZ)
+			rate.est[i] = true;
+		rate.cur_est = rate.est[i];
 		rate.tokens[i] = refill(rate.tokens[i], &rate.stamp[i], RATE, BURST * 1000);
 		if (rate.tokens[i] < 1000)
 			return RSA_CNT_REJ_RATE_LIMITED;
@@ -313,6 +334,8 @@ static int rate_step(const u8 *gid)
 	memcpy(rate.gid[rate.n], gid, 16);
 	rate.tokens[rate.n] = BURST * 1000 - 1000;
 	rate.stamp[rate.n] = jiffies;
+	rate.first[rate.n] = jiffies;
+	rate.est[rate.n] = false;
 	rate.n++;
 	return 0;
 }
@@ -432,8 +455,25 @@ static void second_stage(const u8 *m, const u8 *sgid, u16 arrival_pkey)
 		may(O_DUP, 0, RSA_CNT_DUPLICATES), fault = true;
 	if (npend >= (int)rsa_max_outstanding)
 		may(O_ANSWER, 0x0001, RSA_CNT_REJ_BUSY), fault = true;
-	if (!fault)
-		may(O_SA, 0, RSA_CNT_SA_QUERIES);
+	if (fault)
+		return;
+	/*
+	 * Section 13's budget, the last check: charged what the request may
+	 * take (NodePorts, PairedPathRecord: 2); a requester not established
+	 * may only take what is above half of it.
+	 */
+	if (sab.on) {
+		u64 cost = (attr == RSA_ATTR_PATH_REC ? 1 : 2) * 1000;
+		u64 burst = (SA_RATE > 4 ? SA_RATE : 4) * 1000;
+
+		sab.tokens = refill(sab.tokens, &sab.stamp, SA_RATE, burst);
+		if (sab.tokens < cost + (rate.cur_est ? 0 : burst / 2)) {
+			may(O_ANSWER, 0x0001, RSA_CNT_REJ_SA_BUDGET);
+			return;
+		}
+		sab.tokens -= cost;
+	}
+	may(O_SA, 0, RSA_CNT_SA_QUERIES);
 }
 
 /* the local SA's query for a request that passed (section 5.1, 5.3) */
@@ -581,6 +621,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 		serve_mode = 0;
 	rsa_paired = in[0] & 4;
 	memset(&rate, 0, sizeof(rate));
+	memset(&sab, 0, sizeof(sab));
+	sab.on = in[0] & 0x40;
+	rsa_sa_query_rate = sab.on ? SA_RATE : 0;
 	rate.on = in[0] & 8;
 	rsa_rate_limit = rate.on ? RATE : 0;
 	rsa_rate_burst = BURST;
