@@ -48,8 +48,11 @@ check:
 		CCACHE_DIR=$(IBR_CACHE_DIR)/ccache PATH=/usr/lib/ccache:$$PATH \
 		$(MAKE) --no-print-directory check-tiers
 
+# The order is each lane's queue (tests/run): the longest first, so that
+# when the QEMU lane has run its own it takes the host lane's short ones
+# from the end and both end together (series: build@S and S's vm sets).
 check-tiers: deps modules simfab tools librdmacm
-	tests/run lint unit fuzz build pkg pkg-fleet pkg-trixie vm-rxe vm-simfab mutate vm-lockdown vm-stock vm-mixed series
+	tests/run pkg pkg-fleet series build pkg-trixie vm-rxe vm-simfab mutate vm-lockdown vm-stock vm-mixed lint unit fuzz
 
 check-lint:
 	tests/run lint
