@@ -1144,6 +1144,94 @@ out:
 	free(state);
 }
 
+/* The version apt would install of PKG (its policy's Candidate), or NULL
+ * when apt knows none (no package lists, or no such package). */
+static char *apt_candidate(struct verify *v, const char *pkg)
+{
+	char *q, *cmd, *line = NULL, *cand = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	if (!ibr_has_cmd("apt-cache"))
+		return NULL;
+	q = ibr_shell_quote(v->sys.root);
+	cmd = ibr_fmt("apt-cache -o Dir=%s policy %s 2>/dev/null", q, pkg);
+	free(q);
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return NULL;
+	while (getline(&line, &n, f) > 0) {
+		char *c = strstr(line, "Candidate: ");
+
+		if (!c || cand)
+			continue;
+		c += strlen("Candidate: ");
+		c[strcspn(c, "\n")] = '\0';
+		if (strcmp(c, "(none)") != 0 && *c)
+			cand = ibr_strdup(c);
+	}
+	free(line);
+	pclose(f);
+	return cand;
+}
+
+/*
+ * ib-routed-librdmacm replaces the distribution's librdmacm, so a security
+ * update of rdma-core reaches a package that is not installed: apt,
+ * unattended-upgrades and debsecan say nothing. The package records, per
+ * package name of each suite (librdmacm1, librdmacm1t64), the distribution
+ * version its rdma-core base was last checked against
+ * (/usr/share/ib-routed-librdmacm/distribution-base, docs/librdmacm.md
+ * "Security updates"); when apt offers a newer one, say so: it may carry
+ * fixes this library lacks.
+ */
+static void check_librdmacm_updates(struct verify *v)
+{
+	char *rec = ibr_path(&v->sys, "/usr/share/ib-routed-librdmacm/distribution-base");
+	char *text = ibr_slurp(rec, NULL), *line, *save = NULL;
+	int known = 0, newer = 0;
+
+	if (!text) {
+		/* not installed (check_librdmacm() says so): nothing to add */
+		if (ibr_exists(rec))
+			report(v, "librdmacm-updates", SEV_WARN, "%s is unreadable", rec);
+		free(rec);
+		return;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char pkg[128], base[128], *cand, *qc, *qb, *cmd;
+
+		if (line[0] == '#' || sscanf(line, "%127s %127s", pkg, base) != 2)
+			continue;
+		cand = apt_candidate(v, pkg);
+		if (!cand)
+			continue;
+		known++;
+		qc = ibr_shell_quote(cand);
+		qb = ibr_shell_quote(base);
+		cmd = ibr_fmt("dpkg --compare-versions %s gt %s", qc, qb);
+		free(qc);
+		free(qb);
+		if (system(cmd) == 0) {
+			newer++;
+			report(v, "librdmacm-updates", SEV_WARN,
+			       "the distribution's %s %s is newer than %s, the one ib-routed-librdmacm was checked against: it may carry security fixes this library lacks (upgrade ib-routed-librdmacm when a rebuild is published, or apt install %s for the distribution's; docs/librdmacm.md)",
+			       pkg, cand, base, pkg);
+		}
+		free(cmd);
+		free(cand);
+	}
+	if (!known)
+		report(v, "librdmacm-updates", SEV_SKIP,
+		       "apt knows no distribution librdmacm to compare with (no package lists: apt update)");
+	else if (!newer)
+		report(v, "librdmacm-updates", SEV_OK,
+		       "the distribution's librdmacm is not newer than the one ib-routed-librdmacm was checked against");
+	free(text);
+	free(rec);
+}
+
 /*
  * rdma_ucm's RDMA_USER_CM_QUERY_IBR_CAPS (docs/uapi.md), asked on an id of
  * our own through /dev/infiniband/rdma_cm: the option and the layout of
@@ -1267,6 +1355,7 @@ static void check_later(struct verify *v)
 	}
 out:
 	check_librdmacm(v);
+	check_librdmacm_updates(v);
 }
 
 /* ---- kernel log: dependents and trouble ------------------------------------------ */
