@@ -128,9 +128,11 @@ ibr_is_rooted() {
 # clean clone's own path would miss every object another clone cached.
 # Kbuild's .cmd files then name that path: a directory built so is always
 # built so (make check's), or kbuild builds it all again.
-# A command of scripts/build-root runs in a chroot (whose / is no mount
-# point, so "--propagation private" fails there) inside a private mount
-# namespace of its own: there the namespace's mounts are private already.
+
+# The propagation of the build's namespace: a command of scripts/build-root
+# runs in a chroot (whose / is no mount point, so "--propagation private"
+# fails there) inside a private mount namespace of its own, whose mounts
+# are private already.
 _ibr_at_propagation() {
 	if [ -n "${IBR_IN_BUILD_ROOT:-}" ]; then echo unchanged; else echo private; fi
 }

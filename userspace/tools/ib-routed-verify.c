@@ -1148,32 +1148,15 @@ out:
  * when apt knows none (no package lists, or no such package). */
 static char *apt_candidate(struct verify *v, const char *pkg)
 {
-	char *q, *cmd, *line = NULL, *cand = NULL;
-	size_t n = 0;
-	FILE *f;
+	char buf[256], *q;
 
 	if (!ibr_has_cmd("apt-cache"))
 		return NULL;
 	q = ibr_shell_quote(v->sys.root);
-	cmd = ibr_fmt("apt-cache -o Dir=%s policy %s 2>/dev/null", q, pkg);
+	cmd_first_line(ibr_fmt("apt-cache -o Dir=%s policy %s 2>/dev/null | sed -n 's/^ *Candidate: //p'",
+			       q, pkg), buf, sizeof(buf));
 	free(q);
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
-		return NULL;
-	while (getline(&line, &n, f) > 0) {
-		char *c = strstr(line, "Candidate: ");
-
-		if (!c || cand)
-			continue;
-		c += strlen("Candidate: ");
-		c[strcspn(c, "\n")] = '\0';
-		if (strcmp(c, "(none)") != 0 && *c)
-			cand = ibr_strdup(c);
-	}
-	free(line);
-	pclose(f);
-	return cand;
+	return buf[0] && strcmp(buf, "(none)") ? ibr_strdup(buf) : NULL;
 }
 
 /*
