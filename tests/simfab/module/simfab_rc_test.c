@@ -37,7 +37,7 @@
 
 static char *cases = "";
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-lap-refused, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, cma-altwait-destroy, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
+MODULE_PARM_DESC(cases, "comma-separated: rc, big, link-down, apm-manual, apm-auto, apm-dreq, alt-routed, ibcm, lap, lap-silent, lap-deaf, lap-qp-refuses, cma-apm, cma-lap, cma-lap-unloadable, cma-lap-refused, cma-altroute, cma-altroute-route, cma-altroute-destroy, cma-altroute-late, cma-altwait-destroy, ip, ibcm-flap, scale, lost-rtu, mig-err, rkey, alt-other-device");
 static char *act = "";
 module_param(act, charp, 0444);
 MODULE_PARM_DESC(act, "active side DEV:PORT (primary path)");
@@ -100,7 +100,10 @@ module_param(wrong_pas, bool, 0444);
 MODULE_PARM_DESC(wrong_pas, "rc: the wrong AV is the passive side's, not the active's");
 static bool cma_notify = true;
 module_param(cma_notify, bool, 0444);
-MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as rdma_cm's consumers must (N: it does not; rdma_cm then never hears of the migration)");
+MODULE_PARM_DESC(cma_notify, "rdma_cm cases: the QP event handler calls rdma_notify() on PATH_MIG, as rdma_cm's consumers must (N: it does not, as kernel ULPs do not; rdma_cm then reads the migration from the QP it created)");
+static bool cm_notify = true;
+module_param(cm_notify, bool, 0444);
+MODULE_PARM_DESC(cm_notify, "ib_cm cases: the QP event handler calls ib_cm_notify() on PATH_MIG (N: it does not, as kernel ULPs do not)");
 static int msgs = 8;
 module_param(msgs, int, 0444);
 MODULE_PARM_DESC(msgs, "messages each way per burst");
@@ -336,7 +339,7 @@ static void t_qp_event(struct ib_event *ev, void *ctx)
 		/* The CM hears of it only from the consumer (cm.c
 		 * ib_cm_notify): its address vector follows the QP.
 		 */
-		if (s->cm)
+		if (s->cm && cm_notify)
 			ib_cm_notify(s->cm, IB_EVENT_PATH_MIG);
 		else if (s->id && cma_notify)
 			rdma_notify(s->id, IB_EVENT_PATH_MIG);
@@ -1763,14 +1766,58 @@ out:
 }
 
 /*
+ * apm-dreq: an ib_cm connection with an alternate, its primary fails under
+ * traffic (fail_ctl) and both QPs migrate; then, the primary still down,
+ * the active side disconnects. With cm_notify=N nobody told ib_cm of the
+ * migration, as kernel ULPs tell it nothing: the DREQ first goes to the
+ * failed primary, and after its retries ib_cm sends it again on the
+ * alternate; the passive side, whose DREQ came over its alternate path,
+ * answers there. The active side must get the DREP.
+ */
+static void t_case_apm_dreq(void)
+{
+	int ret = t_setup(true), i;
+
+	if (!ret)
+		ret = t_ibcm_connect(&t_act, &t_pas, true);
+	t_result(!ret, "connect", "ib_cm connection not established");
+	if (ret)
+		goto out;
+	t_traffic("before-act-to-pas", &t_act, &t_pas);
+	t_dump("before", &t_act);
+	t_dump("before", &t_pas);
+	t_ctl(fail_ctl);
+	t_traffic("after-act-to-pas", &t_act, &t_pas);
+	t_traffic("after-pas-to-act", &t_pas, &t_act);
+	t_dump("after", &t_act);
+	t_dump("after", &t_pas);
+	t_result(t_mig_state(&t_act) == IB_MIG_MIGRATED &&
+		 t_mig_state(&t_pas) == IB_MIG_MIGRATED, "migrated",
+		 "want both QPs MIGRATED");
+	t_result(!ib_send_cm_dreq(t_act.cm, NULL, 0), "dreq-sent",
+		 "ib_send_cm_dreq() failed");
+	t_act.established = false;
+	for (i = 0; i < wait_ms / 100 && !t_act.drep; i++)
+		msleep(100);
+	pr_info("# %s dreq drep=%d after_ms=%d\n", t_case, t_act.drep, i * 100);
+	t_result(t_act.drep, "drep-after-migration",
+		 "no DREP after the migration: the DREQ or the DREP went to the failed primary");
+	t_ctl(restore_ctl);
+out:
+	t_teardown();
+}
+
+/*
  * cma-apm: an rdma_cm connection whose route is a path record set with an
  * alternate through another router (ib-routed), the primary router fails
  * under traffic (fail_ctl): both QPs migrate, the consumer's QP event
  * handler sees PATH_MIG with its own context, and its rdma_notify() tells
  * ib_cm: the DREQ then goes through the alternate and reaches the passive
- * side. With cma_notify=N nobody tells rdma_cm, and the DREQ takes the
- * old path as in 6.1. Both sides' completions carry the consumer's
- * qp_context (the passive id's route has the REQ's alternate).
+ * side. With cma_notify=N nobody tells rdma_cm, as kernel ULPs do not:
+ * rdma_cm reads the migration from the QP it created before the DREQ
+ * goes, and the DREQ takes the alternate all the same. Both sides'
+ * completions carry the consumer's qp_context (the passive id's route has
+ * the REQ's alternate).
  */
 static void t_case_cma_apm(void)
 {
@@ -1805,16 +1852,13 @@ static void t_case_cma_apm(void)
 		msleep(100);
 	pr_info("# %s dreq after_ms=%d\n", t_case, i * 100);
 	/*
-	 * rdma_cm hears of a migration only from rdma_notify(): it never
-	 * takes over the QP's event handler or context, so a consumer that
-	 * does not notify keeps 6.1's behaviour, the DREQ on the old path.
+	 * Told or not (rdma_cm never takes over the QP's event handler or
+	 * context; it reads the state of the QP it created), the DREQ
+	 * takes the path the QPs are on.
 	 */
-	if (cma_notify)
-		t_result(t_pas.disconnected, "dreq-after-migration",
-			 "no DREQ reached the passive side after the migration (ib_cm not told)");
-	else
-		t_result(!t_pas.disconnected, "dreq-old-path-unnotified",
-			 "the DREQ reached the passive side though no consumer called rdma_notify(): rdma_cm followed the QP by itself");
+	t_result(t_pas.disconnected, "dreq-after-migration",
+		 cma_notify ? "no DREQ reached the passive side after the migration (ib_cm told)" :
+		 "no DREQ reached the passive side after the migration: rdma_cm did not follow the QP it created");
 	t_ctl(restore_ctl);
 out:
 	t_teardown();
@@ -4184,6 +4228,8 @@ static int __init t_init(void)
 			t_case_apm(false);
 		else if (!strcmp(c, "apm-auto"))
 			t_case_apm(true);
+		else if (!strcmp(c, "apm-dreq"))
+			t_case_apm_dreq();
 		else if (!strcmp(c, "alt-routed"))
 			t_case_alt_routed();
 		else if (!strcmp(c, "cma-apm"))

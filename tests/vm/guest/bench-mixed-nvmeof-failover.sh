@@ -15,7 +15,8 @@
 #              10 s), the new route through the other router
 # The failure: the first router down and, at once, a sweep by both SMs (as
 # OpenSM's on the port's trap), so that a new route goes through the
-# second router; after the round the router up and a sweep again.
+# second router; after the round's disconnect, the router still down,
+# the router up and a sweep again.
 # Printed per case and round, for tests/bench/run:
 #   # bench nvmeof-failover CASE ROUND stall-ms N     the longest gap between
 #                                                    two write completions
@@ -99,14 +100,14 @@ failover() {
 	else
 		_bad="$_bad connect: $why"
 	fi
-	# The router back before the disconnect: after a migration each CM
-	# still sends through it (mixed-apm), and a DREQ lost there would
-	# leave the target's end of the connection to its keep-alive, and
-	# the next REQ from a QPN simfab gives again rejected as stale.
+	# The disconnect with the router still down: after a migration the
+	# host's CM follows its QPs (mixed-nvmeof-apm apm:disconnect), so the
+	# DREQs reach the target through the other router and its queues go
+	# at once, not after its keep-alive; then the router back.
+	nvme_disconnect "$ctrl" || _bad="$_bad $why"
+	wait_for 5 target_idle || _bad="$_bad target-ids-left"
 	echo "router $RA up" >$D/ctl
 	sweep_both
-	nvme_disconnect "$ctrl" || _bad="$_bad $why"
-	wait_for 30 target_idle || _bad="$_bad target-ids-left"
 	rm -f /tmp/bnf.pat /tmp/bnf.failed
 	chk_end "$1:$2" /tmp/bnf-connect.out /tmp/bnf.w
 }

@@ -38,14 +38,24 @@
 #                  recovery, reset or reconnect in the host's log
 # apm:io           the blocks read back (O_DIRECT) equal what was written,
 #                  and the target's file holds them
-# apm:disconnect   `nvme disconnect` with the first router still down,
-#                  the target torn down, no rdma_cm id left on either side
+# apm:disconnect   `nvme disconnect` with the first router still down:
+#                  each queue's DREQ through the second router (the
+#                  host's rdma_cm lets ib_cm follow the QPs nvme-rdma
+#                  never reported migrated), none to the first, all at
+#                  b1, and the target's queues gone at once (not after its
+#                  keep-alive)
+# apm:reconnect    a new association at once, the first router still
+#                  down (after an SM sweep routes through the second):
+#                  no stale connection at the target refuses it
+# apm:teardown     the target torn down, no rdma_cm id left on either side
 # apm:peer-dmesg   nothing bad in the target's kernel log
 #
 # Against the series without "RDMA/cma: Optionally let ROUTE_RESOLVED
 # wait for the alternate path" the REQs carry no alternate and the I/O
 # stops when the router fails (apm:req-alternate, apm:io-during-failure,
-# apm:no-reconnect fail).
+# apm:no-reconnect fail); without "RDMA/cma: Let ib_cm follow the
+# migration of the QPs rdma_cm created" the DREQs go to the failed router
+# (apm:disconnect fails).
 #
 # Skips without simfab.ko, ib_ipoib, the NVMe modules, nvme-cli,
 # ib-routed-ipresolved or ib_remote_sa.
@@ -184,10 +194,44 @@ fi
 chk_end apm:io /tmp/mna.dd
 rm -f /tmp/mna.pat /tmp/mna.back /tmp/mna.failed
 
-# ---- teardown, the first router still down ----
+# ---- disconnect, the first router still down ----
+# target_idle: the target's queues gone, only its listener left
+# shellcheck disable=SC2317 # called by wait_for
+target_idle() {
+	[ "$(peer '. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_ids')" -le 1 ]
+}
+echo clear >$D/ctl
+peer "echo clear >$D/ctl"
 chk_begin
 if [ -n "$ctrl" ]; then
 	$NVME disconnect -n $NQN >/tmp/mna-disc.out 2>&1 || _bad="nvme disconnect: $(tail -n 1 /tmp/mna-disc.out)"
+	wait_for 30 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
+fi
+# nvmet's keep-alive would clear a queue whose DREQ was lost after
+# seconds more: the queues must go with their DREQs
+wait_for 3 target_idle || _bad="$_bad target-queues-left"
+cat $D/capture >/tmp/mna-disc.cap
+peer "cat $D/capture" >/tmp/mna-disc.pcap
+chk_num dreqs-through-$RB "$(grep -c " at=$RB_A .* class=0x07 .* attr=0x0015 .* verdict=routed " /tmp/mna-disc.cap)" "$_reqs"
+chk_num dreqs-to-$RA "$(grep -c " at=$RA_A .* class=0x07 .* attr=0x0015 " /tmp/mna-disc.cap)" 0
+chk_num dreqs-at-b1 "$(grep -c " at=$BP .* class=0x07 .* attr=0x0015 .* verdict=delivered " /tmp/mna-disc.pcap)" "$_reqs"
+chk_end apm:disconnect /tmp/mna-disc.out /tmp/mna-disc.cap /tmp/mna-disc.pcap
+
+# ---- a new association at once, the first router still down ----
+echo sweep >$D/ctl
+peer "echo sweep >$D/ctl"
+chk_begin
+if mixed_nvme_connect $NQN $PORT /tmp/mna-reconnect.out; then
+	chk state "$(cat /sys/class/nvme/"$ctrl"/state 2>/dev/null)" live
+else
+	_bad=$why
+fi
+chk_end apm:reconnect /tmp/mna-reconnect.out
+
+# ---- teardown ----
+chk_begin
+if [ -n "$ctrl" ]; then
+	$NVME disconnect -n $NQN >/tmp/mna-disc2.out 2>&1 || _bad="nvme disconnect: $(tail -n 1 /tmp/mna-disc2.out)"
 	wait_for 30 sh -c "[ ! -e /sys/class/nvme/$ctrl ]" || _bad="$_bad $ctrl still there"
 fi
 unload_tree nvme_rdma 2>/dev/null || _bad="$_bad nvme_rdma not unloaded"
@@ -196,8 +240,10 @@ peer ". /ibr/lib/guest.sh; nvmet_down $NQN $IMG || echo \"\$why\"; unload_tree n
 # shellcheck disable=SC2016 # expanded by that shell
 wait_for 30 sh -c '[ "$(. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_ids)" = 0 ]' || true
 chk ids-left "$(cm_ids) $(peer '. /ibr/lib/guest.sh; . /ibr/lib/simfab.sh; cm_ids')" "0 0"
-chk_end apm:disconnect /tmp/mna-disc.out /tmp/mna-down.out
+chk_end apm:teardown /tmp/mna-disc2.out /tmp/mna-down.out
 echo "router $RA up" >$D/ctl
+echo sweep >$D/ctl
+peer "echo sweep >$D/ctl"
 
 ulp_apm default
 mixed_ip_down

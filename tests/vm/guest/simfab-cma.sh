@@ -263,11 +263,14 @@ fi
 # return DLID; the alternate through RB, B's own return record), RC QPs,
 # RA fails under traffic: both QPs migrate to RB, the consumer's handler
 # sees PATH_MIG with its own qp_context, its rdma_notify() tells ib_cm,
-# and the DREQ (ib_cm's path) reaches b1 through RB.
+# and the DREQ (ib_cm's path) reaches b1 through RB, the DREP a1.
 # apm NAME NOTIFY: one run; NOTIFY=1: the consumer calls rdma_notify(),
-# as rdma_cm's consumers must; NOTIFY=0: it does not, and rdma_cm, which
-# never takes over a QP's event handler or context, does not hear of the
-# migration: the DREQ takes the old path through RA, as in 6.1.
+# as rdma_cm's consumers must; NOTIFY=0: it does not, as kernel ULPs do
+# not, and rdma_cm, which never takes over a QP's event handler or
+# context, reads the migration from the QP it created before the DREQ:
+# the DREQ and the DREP go through RB all the same (before "RDMA/cma: Let
+# ib_cm follow the migration of the QPs rdma_cm created" the DREQ went to
+# RA and was lost).
 apm() {
 	_n=$1
 	echo clear >$D/ctl
@@ -288,15 +291,16 @@ apm() {
 	chk_num pas-alt-dlid "$(qa pas.before alt_dlid)" "$(topo_port "$RB_B" lid)"
 	chk_num act-dlid-after "$(qa act.after dlid)" "$RB_ALID"
 	chk_num pas-dlid-after "$(qa pas.after dlid)" "$(topo_port "$RB_B" lid)"
-	if [ "$2" = 1 ]; then
-		# the DREQ left a1 through RB, RA being down
-		grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
-			_bad="$_bad no-DREQ-through-$RB"
-	else
-		# ib_cm was not told: no DREQ through RB
-		! grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
-			_bad="$_bad DREQ-through-$RB-unnotified"
-	fi
+	# the DREQ left a1 through RB, RA being down, and none went to RA
+	grep -q " at=$(rport "$RB" "$A") .* class=0x07 .* attr=0x0015 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
+		_bad="$_bad no-DREQ-through-$RB"
+	! grep -q " at=$(rport "$RA" "$A") .* class=0x07 .* attr=0x0015 " "/tmp/sfc-$_n.cap" ||
+		_bad="$_bad DREQ-to-$RA"
+	# the DREP left b1 through RB and reached a1
+	grep -q " at=$(rport "$RB" "$B") .* class=0x07 .* attr=0x0016 .* verdict=routed " "/tmp/sfc-$_n.cap" ||
+		_bad="$_bad no-DREP-through-$RB"
+	grep -q " at=$AP .* class=0x07 .* attr=0x0016 .* verdict=delivered " "/tmp/sfc-$_n.cap" ||
+		_bad="$_bad no-DREP-at-a1"
 	chk_end "cma:$_n-paths-and-dreq-route" "$k" "/tmp/sfc-$_n.cap"
 }
 qa() { sed -n "s|^# [^ ]* $1 \(.* \)*$2=\([^ ]*\).*|\2|p" "$k" | head -n 1; }

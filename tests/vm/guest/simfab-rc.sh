@@ -602,6 +602,33 @@ if [ -n "$R2" ]; then
 		_bad="$_bad PSN $psn not resent through $R2"
 	chk_end apm:routed-migrated-through-second-router /tmp/sfrc-$n.ktap /tmp/sfrc-$n.cap
 
+	# ---- apm:dreq: a disconnect after a migration nobody reported ---------------
+	# The same connection and failure, with a consumer that does not
+	# tell ib_cm of the migration (cm_notify=N, as kernel ULPs do not),
+	# then the active side disconnects, R1 still down: the DREQ goes to
+	# R1 1 + cm_retries times (ib_cm's address vector is the failed
+	# primary), then once more through R2 (the alternate); b1, whose DREQ
+	# came over its alternate path, answers through R2, and a1 gets the
+	# DREP (before "RDMA/cm: Follow a connection's path migration without
+	# the consumer": DREQ_ERROR, no DREQ through R2). Short CM timeouts
+	# (cm_timeout 14: 67 ms, 3 retries) keep the failed tries brief.
+	KPFX=apm:dreq
+	run apm-dreq cases=apm-dreq act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
+		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
+		${R2RET:+"$R2RET"} retry=$RETRY cm_notify=0 cm_timeout=14 cm_retries=3 \
+		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
+	n=apm-dreq
+	# cmmads RUN AT ATTR VERDICT: the CM MADs of an attribute at a port
+	cmmads() { grep -c " at=$2 .* class=0x07 .* attr=$3 .* verdict=$4" "/tmp/sfrc-$1.cap"; }
+	chk_begin
+	chk_num dreq-tries-dropped-at-R1 "$(cmmads $n "$(rport "$R1" "$A")" 0x0015 drop)" 4
+	chk_num dreq-routed-at-R2 "$(cmmads $n "$(rport "$R2" "$A")" 0x0015 routed)" 1
+	chk_num dreq-at-b1 "$(cmmads $n "$BP" 0x0015 delivered)" 1
+	chk_num drep-routed-at-R2 "$(cmmads $n "$(rport "$R2" "$B")" 0x0016 routed)" 1
+	chk_num drep-at-a1 "$(cmmads $n "$AP" 0x0016 delivered)" 1
+	chk_end apm:dreq-through-second-router /tmp/sfrc-$n.ktap /tmp/sfrc-$n.cap
+	diag "DREP $(qa $n dreq after_ms) ms after the DREQ"
+
 	# ---- lap: a LAP loads a new alternate after the migration -------------------
 	# The same connection and failure; then a LAP offers the old
 	# primary (through R1, its return record R1's port on B) as the new
