@@ -733,23 +733,24 @@ if [ -n "$R2" ]; then
 
 	# ---- lap-deaf: a peer that never answers, and a DREQ during LAP_ERROR ------------
 	# Every CM MAD to b1 is dropped (a 6.1 peer drops the probe): the
-	# probe goes 1 + max CM retries times (cm_retries=2 to keep the
-	# wait short, and life_max=16 as lap-silent's, but rdma_cm's CM
-	# response timeout: b1's DREQ must outlast the 4 s a1's LAP_ERROR
-	# handler takes, 3 tries of 4.3 s), no LAP naming the connection is
-	# sent, LAP_ERROR follows; b1's DREQ, sent while a1's handler of it
-	# runs, waits.
+	# probe goes 3 times, not 1 + max CM retries (cm_retries=4 here,
+	# rdma_cm's 15 would hold off other LAPs for over a minute; before
+	# the probe was bounded it went 5 times), no LAP naming the
+	# connection is sent, LAP_ERROR follows; b1's DREQ, sent while a1's
+	# handler of it runs, waits (life_max=16 as lap-silent's, but
+	# rdma_cm's CM response timeout: b1's DREQ must outlast the 4 s a1's
+	# LAP_ERROR handler takes, 5 tries of 4.3 s).
 	KPFX=lap:deaf
 	run lap-deaf cases=lap-deaf act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
 		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
-		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=2 life_max=16 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
+		${R2RET:+"$R2RET"} retry=$RETRY cm_retries=4 life_max=16 lap_drop_ctl="drop+class=0x07+to=$BP+count=100"
 	chk_begin
 	_drop=$(lapmads /tmp/sfrc-lap-deaf.cap drop-inject) _dlv=$(lapmads /tmp/sfrc-lap-deaf.cap delivered)
 	diag "lap-deaf: LAPs dropped (remote comm IDs) $_drop, delivered $_dlv"
 	chk_num probe-tries "$(echo "$_drop" | wc -w)" 3
 	chk_num probes-only "$(echo "$_drop" | tr ' ' '\n' | grep -c '^[1-9]')" 0
 	chk_num lap-delivered "$(echo "$_dlv" | wc -w)" 0
-	chk_end lap:deaf-probe-only-with-cm-retries /tmp/sfrc-lap-deaf.cap
+	chk_end lap:deaf-probe-only-bounded-tries /tmp/sfrc-lap-deaf.cap
 
 	# ---- lap-qp-refuses: the QP refuses the alternate an APR accepted -----------------
 	KPFX=lap:qp-refuses
