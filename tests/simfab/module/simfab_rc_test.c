@@ -1801,7 +1801,7 @@ static void t_case_apm_dreq(void)
 		msleep(100);
 	pr_info("# %s dreq drep=%d after_ms=%d\n", t_case, t_act.drep, i * 100);
 	t_result(t_act.drep, "drep-after-migration",
-		 "no DREP after the migration: the DREQ or the DREP went to the failed primary");
+		 "no DREP after the migration: the DREQ or the DREP went to the old primary, down");
 	t_ctl(restore_ctl);
 out:
 	t_teardown();

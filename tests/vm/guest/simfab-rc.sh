@@ -611,11 +611,13 @@ if [ -n "$R2" ]; then
 	# came over its alternate path, answers through R2, and a1 gets the
 	# DREP (before "RDMA/cm: Follow a connection's path migration without
 	# the consumer": DREQ_ERROR, no DREQ through R2). Short CM timeouts
-	# (cm_timeout 14: 67 ms, 3 retries) keep the failed tries brief.
+	# keep the lost tries brief: ib_cm waits twice the packet lifetime
+	# plus the peer's CM response timeout, about 0.6 s with life_max=16
+	# and cm_timeout=14 (17.5 s with routed.topo's own), 3 retries.
 	KPFX=apm:dreq
 	run apm-dreq cases=apm-dreq act="$(port_param $AP)" pas="$(port_param $BP)" act_alt="$(port_param $AP)" \
 		pas_alt="$(port_param $BP)" alt_dlid="$R2A" ret=1 ret_dlid="$R1B" \
-		${R2RET:+"$R2RET"} retry=$RETRY cm_notify=0 cm_timeout=14 cm_retries=3 \
+		${R2RET:+"$R2RET"} retry=$RETRY cm_notify=0 life_max=16 cm_timeout=14 cm_retries=3 \
 		fail_ctl="router+$R1+down" restore_ctl="router+$R1+up"
 	n=apm-dreq
 	# cmmads RUN AT ATTR VERDICT: the CM MADs of an attribute at a port
