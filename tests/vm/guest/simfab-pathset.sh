@@ -303,7 +303,8 @@ fi
 # client), then the disconnect.
 # LAPCONN_LIFE=N: the connection's records with PacketLifeTime N (ib_cm's
 # CM MAD timeout, for a lost LAP, is twice the connection's lifetime plus
-# the peer's response timeout).
+# the peer's response timeout). LAPCONN_CLI_APM=0: the client id does not
+# take the APM events.
 lapconn() {
 	_c=$1 _port=$2 _sapm=$3 _post='tag' _life=${LAPCONN_LIFE:+packet_life=$LAPCONN_LIFE}
 	shift 3
@@ -314,7 +315,7 @@ lapconn() {
 	timeout 150 "$CM" 'timeout 10000' \
 		'id srv ps=ib' "bind gid=$(port_gid $BP) port=$_port" "set-option apm-events=$_sapm" \
 		'listen backlog=4' "$_post" \
-		'id cli ps=ib' "bind gid=$(port_gid $AP)" 'set-option apm-events=1' \
+		'id cli ps=ib' "bind gid=$(port_gid $AP)" "set-option apm-events=${LAPCONN_CLI_APM:-1}" \
 		"resolve-addr dst-gid=$(port_gid $BP) dst-port=$_port timeout=5000" 'wait ADDR_RESOLVED id=cli' \
 		"path flags=0x03 $FWD $_life" "path flags=0x0a $FWD $_life" "path flags=0x12 $RET $_life" 'set-path' \
 		'wait ROUTE_RESOLVED id=cli' 'connect qpn=0x111' \
@@ -463,6 +464,21 @@ if [ -n "$RB" ] && [ "$RB" != "$RA" ]; then
 	chk_num notify-refused "$(grep -c '^expected-failure NOTIFY PATH_MIG errno=22 ' $o)" 1
 	chk_num pas-dlid-kept "$(out $o conn-rtr.qp_attr.ah.dlid)" "$RA_BLID"
 	chk_end pathset:lap-rejected-error-event $o $c
+	# a1's id without the APM events: its QP is userspace's, which takes
+	# an alternate only on ALT_PATH_LOADED, an APM event it would never
+	# get; RDMA_OPTION_IB_ALT_PATH is refused (EINVAL) and no LAP goes
+	# (before: the LAP went, b1 loaded the alternate and a1's ib_cm took
+	# it, while a1's QP never had it).
+	# shellcheck disable=SC2086
+	LAPCONN_CLI_APM=0 lapconn lap-no-events 7518 1 "$ALT" "$ALT_RET" '!set-alt-path id=cli' \
+		'none ALT_PATH_LOADED id=conn timeout=1000'
+	rc=$?
+	c=/tmp/sfp-lap-no-events.cap o=/tmp/sfp-lap-no-events.out
+	chk_begin
+	[ $rc -eq 0 ] || _bad="simfab-cm: $(tail -n 1 $o.err)"
+	chk_num refused "$(grep -c '^expected-failure SET_OPTION IB_ALT_PATH errno=22 ' $o)" 1
+	chk_num laps-at-b1 "$(lapcnt $c 0x0019 $BP)" 0
+	chk_end pathset:lap-refused-without-events $o $c
 	# The first try lost on the wire: it is the probe (b1 not yet known
 	# to take LAPs), sent again after the CM timeout, answered; then the
 	# LAP goes and is loaded on both sides. One lost MAD disables nothing.
