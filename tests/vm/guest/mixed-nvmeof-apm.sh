@@ -212,8 +212,8 @@ fi
 wait_for 3 target_idle || _bad="$_bad target-queues-left"
 cat $D/capture >/tmp/mna-disc.cap
 peer "cat $D/capture" >/tmp/mna-disc.pcap
-chk_num dreqs-through-$RB "$(grep -c " at=$RB_A .* class=0x07 .* attr=0x0015 .* verdict=routed " /tmp/mna-disc.cap)" "$_reqs"
-chk_num dreqs-to-$RA "$(grep -c " at=$RA_A .* class=0x07 .* attr=0x0015 " /tmp/mna-disc.cap)" 0
+chk_num "dreqs-through-$RB" "$(grep -c " at=$RB_A .* class=0x07 .* attr=0x0015 .* verdict=routed " /tmp/mna-disc.cap)" "$_reqs"
+chk_num "dreqs-to-$RA" "$(grep -c " at=$RA_A .* class=0x07 .* attr=0x0015 " /tmp/mna-disc.cap)" 0
 chk_num dreqs-at-b1 "$(grep -c " at=$BP .* class=0x07 .* attr=0x0015 .* verdict=delivered " /tmp/mna-disc.pcap)" "$_reqs"
 chk_end apm:disconnect /tmp/mna-disc.out /tmp/mna-disc.cap /tmp/mna-disc.pcap
 
