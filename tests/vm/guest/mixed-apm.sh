@@ -14,12 +14,14 @@
 #
 # A stock rdma_cm tells its ib_cm of a migration only when the consumer
 # calls rdma_notify(IB_EVENT_PATH_MIG) from its QP's event handler;
-# nvme-rdma and nvmet-rdma do not. So the CM messages after it:
-# mixed-apm:quiet-*   both ends as those ULPs: the QPs on the second router,
-#                     each CM still on the first, so DREQ and DREP go
-#                     through the first router (up again here; while it is
-#                     down they are lost and the disconnect ends only by
-#                     the DREQ's timeout, docs/routed-cm.md)
+# nvme-rdma and nvmet-rdma do not. The overlay's rdma_cm reads the path
+# of a QP it created before a DREQ or DREP (docs/routed-cm.md). So the CM
+# messages after it:
+# mixed-apm:quiet-*   both ends as those ULPs: the QPs on the second router;
+#                     a1's CM follows its QP, so its DREQ goes through the
+#                     second router, b1's stays on the first, so its DREP
+#                     goes through the first (up again here; while it is
+#                     down it is lost, docs/routed-cm.md)
 # mixed-apm:notify-*  both ends report it: the DREQ and the stock side's
 #                     DREP go through the second router, the first still
 #                     down, and the connection closes cleanly
@@ -174,7 +176,7 @@ apm_run() {
 	# Where the CM messages after the migration went: the DREQ as b1 got
 	# it, the DREP as a1 got it, by the router that put them on the
 	# subnet (the LRH's SLID).
-	if [ "$3" = 1 ]; then _rl_b=$RB_BLID _rl_a=$RB_ALID; else _rl_b=$RA_BLID _rl_a=$RA_ALID; fi
+	if [ "$3" = 1 ]; then _rl_b=$RB_BLID _rl_a=$RB_ALID; else _rl_b=$RB_BLID _rl_a=$RA_ALID; fi
 	_dreq=$(last_cm "/tmp/$1.pcap" 0x0015 "$BP")
 	_drep=$(last_cm "/tmp/$1.cap" 0x0016 "$AP")
 	chk_begin
