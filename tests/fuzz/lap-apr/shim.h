@@ -93,10 +93,36 @@ struct cm_port {
 	atomic_long_t		counters[CM_COUNTER_GROUPS][CM_ATTR_COUNT];
 };
 
+/* rdma/ib_verbs.h: what the handlers read of an address vector */
+enum { IB_AH_GRH = 1 };
+struct ib_global_route {
+	union ib_gid	dgid;
+};
+struct rdma_ah_attr {
+	u32			dlid;
+	u8			ah_flags;
+	struct ib_global_route	grh;
+};
+static inline u32 rdma_ah_get_dlid(const struct rdma_ah_attr *attr)
+{
+	return attr->dlid;
+}
+static inline u8 rdma_ah_get_ah_flags(const struct rdma_ah_attr *attr)
+{
+	return attr->ah_flags;
+}
+static inline const struct ib_global_route *
+rdma_ah_read_grh(const struct rdma_ah_attr *attr)
+{
+	return &attr->grh;
+}
+#define lockdep_assert_held(l)	((void)(l))
+
 /* an address vector: which one it is, and whether it holds an AH */
 struct cm_av {
-	int		tag;
-	struct cm_port	*port;
+	int			tag;
+	struct cm_port		*port;
+	struct rdma_ah_attr	ah_attr;
 };
 
 struct cm_mra_msg;
@@ -121,6 +147,7 @@ struct cm_id_private {
 	struct cm_lap_msg	*lap_msg;
 	u8			lap_answered:1;
 	u8			lap_unanswered:1;
+	u8			mig_followed:1;
 	struct cm_av		lap_av;
 };
 
