@@ -360,6 +360,33 @@ chk status "$(qf /tmp/rsa-cancel.out 0 status)" -4
 chk_num canceled $(($(cnt $AP client_canceled) - c0)) 1
 chk_end rsa:cancel /tmp/rsa-cancel.out
 
+# ---- rdma_destroy_id() while the return record's query waits ----------------------
+# b1's service silent: a1's rdma_cm asks it for the return record of
+# a1 -> b1 (tries of a third of the 6 s the route has), and the id is
+# destroyed 1.5 s into the route, the query surely in flight. The cancel
+# completes after rdma_destroy_id() has released the id's device: the
+# query's callback must not reach for it (before the fix it oopsed on a
+# NULL device), and a canceled query is no missing return record.
+m0=$(dmesg_mark)
+c0=$(cnt $AP client_canceled) n0=$(cnt $AP no_return_record) s0=$(cnt $AP client_sent)
+echo "drop class=0x0d to=$BP" >$D/ctl
+o=/tmp/rsa-destroy.out
+timeout 30 "$CM" 'id cli ps=ib' "bind gid=$(port_gid $AP)" \
+	"resolve-addr dst-gid=$(port_gid $BP) dst-port=7302 timeout=5000" \
+	'wait ADDR_RESOLVED' 'resolve-route timeout=12000' 'sleep 1500' \
+	'destroy id=cli' 'sleep 1000' >$o 2>&1
+rc=$?
+sleep 1
+echo nofault >$D/ctl
+dmesg_since "$m0" >/tmp/rsa-destroy.dmesg
+chk_begin
+chk simfab-cm-rc "$rc" 0
+chk_num query-sent $(($(cnt $AP client_sent) - s0)) 1
+chk_num canceled $(($(cnt $AP client_canceled) - c0)) 1
+chk_num no-return-record $(($(cnt $AP no_return_record) - n0)) 0
+[ -z "$(trouble /tmp/rsa-destroy.dmesg)" ] || _bad="$_bad kernel-trouble"
+chk_end rsa:rdma-destroy-id-during-return-record-query $o /tmp/rsa-destroy.dmesg
+
 # ---- malformed requests, crafted with the query tool ----------------------------
 # tool NAME ARGS...: ib-remote-sa-query from a1 (or CA/port given) --kv.
 tool() {
