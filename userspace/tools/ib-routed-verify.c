@@ -206,6 +206,16 @@ static const char *unroot(const struct verify *v, const char *p)
 	return p + rl;
 }
 
+/*
+ * A module version that overlay-build stamped ("VERSION series=S
+ * patches=N@HASH source=V"): the in-tree CM modules have none, another
+ * stack's (MLNX_OFED's) has no series.
+ */
+static int stamped(const char *ver)
+{
+	return ver && strstr(ver, " series=") && strstr(ver, " source=");
+}
+
 static int is_intree(const char *rel)
 {
 	return rel && (strncmp(rel, "kernel/", 7) == 0 || strstr(rel, "/kernel/"));
@@ -555,13 +565,26 @@ static void check_loaded(struct verify *v, const char *m)
 	if ((!p || is_intree(rel)) && (unsupported(v) || (skipped = kernel_skipped(v)))) {
 		char *u = skipped ? skipped : unsupported_msg(v);
 
-		report(v, name, SEV_WARN, "%s; the in-tree %s is loaded", u, m);
+		/*
+		 * An overlay loaded before its files went (an upgrade that
+		 * could not build this kernel took the old overlay off it):
+		 * it runs until the next boot, which loads the in-tree module.
+		 */
+		if (stamped(lver))
+			report(v, name, SEV_WARN, "%s; the loaded %s is ib-routed's overlay '%s', no longer installed for this kernel: the next boot loads the in-tree %s",
+			       u, m, lver, m);
+		else
+			report(v, name, SEV_WARN, "%s; the in-tree %s is loaded", u, m);
 		free(u);
 		skipped = NULL;
 	} else if (!p || is_intree(rel)) {
-		report(v, name, SEV_ERROR, "the loaded %s is not the overlay's: %s", m,
-		       lver ? "and no overlay file is installed for it" :
-		       "it has no module version (the in-tree module) and no overlay file is installed for it");
+		if (stamped(lver))
+			report(v, name, SEV_ERROR, "the loaded %s is ib-routed's overlay '%s', but no overlay file is installed for it (removed since it was loaded)",
+			       m, lver);
+		else
+			report(v, name, SEV_ERROR, "the loaded %s is not the overlay's: %s", m,
+			       lver ? "and no overlay file is installed for it" :
+			       "it has no module version (the in-tree module) and no overlay file is installed for it");
 	} else if (mi.status == IBR_MI_COMPRESSED) {
 		report(v, name, SEV_WARN, "%s is compressed, cannot read it: loaded version '%s' not compared",
 		       rel, lver ? lver : "");
@@ -690,13 +713,28 @@ static void check_initramfs(struct verify *v)
 		free(img);
 		return;
 	}
-	if (!overlay_installed(v)) {
-		report(v, "initramfs", SEV_SKIP, "the overlay is not installed for %s: any CM module in %s is the in-tree one, as it should be",
-		       v->sys.kver, base);
-		free(img);
-		return;
-	}
 	snprintf(s.prefix, sizeof(s.prefix), "lib/modules/%s/", v->sys.kver);
+	if (!overlay_installed(v)) {
+		/*
+		 * No overlay for this kernel (never, or an upgrade that could
+		 * not build it took it off): an overlay copy left in the image
+		 * (a CM module outside the kernel's own tree) is what the next
+		 * boot loads.
+		 */
+		if (ibr_initramfs_open(&h, img, why, sizeof(why)) == 0 &&
+		    ibr_initramfs_list(&h, irfs_entry, &s, why, sizeof(why)) == 0 && s.copies.n) {
+			char *c = join(&s.copies, " ");
+
+			report(v, "initramfs", SEV_ERROR,
+			       "%s carries an overlay's %s, but the overlay is not installed for %s: the next boot loads it from there; regenerate it (update-initramfs -u -k %s, or dracut -f --kver %s)",
+			       base, c, v->sys.kver, v->sys.kver, v->sys.kver);
+			free(c);
+		} else {
+			report(v, "initramfs", SEV_SKIP, "the overlay is not installed for %s: any CM module in %s is the in-tree one, as it should be",
+			       v->sys.kver, base);
+		}
+		goto out;
+	}
 	if (ibr_initramfs_open(&h, img, why, sizeof(why)) != 0 ||
 	    ibr_initramfs_list(&h, irfs_entry, &s, why, sizeof(why)) != 0) {
 		report(v, "initramfs", SEV_WARN, "cannot list %s: %s", unroot(v, img), why);
