@@ -22,7 +22,9 @@
  * request again, nothing follows; bits 2-3 the P_Key index; bits 4-5 the
  * time since the last request: 0, 12 ms, 1.5 s, 61 s; bit 6 a short MAD,
  * 255 bytes; bit 7 the local SA answers the pending queries first), the
- * GRH SGID (16 bytes) and the 256-byte MAD (missing bytes are 0).
+ * GRH SGID (16 bytes) and the 256-byte MAD (missing bytes are 0). An
+ * SM_Key of 1 stands for the requester's key (the harness writes the key
+ * the oracle computes there), so that keyed Gets get past their key.
  *
  * Properties, besides no memory error, leak or undefined behaviour:
  * - a request failing a check of the first stage (length, GRH, the form
@@ -33,16 +35,20 @@
  * - any other request is answered once, with a status of one of its
  *   faults (class version 0x0004, method 0x0008, attribute 0x000c, DGID
  *   not the requester or on this subnet 0x0200, target not served 0x0500,
- *   P_Key 0x0700, BUSY 0x0001; without another, BUSY 0x0001 and
+ *   P_Key 0x0700, a keyed Get (NodePorts, PairedPathRecord) without the
+ *   requester's key BUSY 0x0001 (rej_no_key), BUSY 0x0001; without
+ *   another, BUSY 0x0001 and
  *   rej_sa_budget past the SA queries' budget, which the target models
- *   with the established requesters' reserve) and that fault's counter,
+ *   with the established requesters' reserve, which a keyed Get with its
+ *   key may use) and that fault's counter,
  *   or as a duplicate of a pending request dropped (counted), or, without a
  *   fault, ClassPortInfo answered or the local SA asked (a PathRecord Get
  *   with the request's GIDs and allowed components, NumbPath dropped, no
  *   LIDs; NodePorts: a NodeRecord GetTable by the PortGID's GUID);
  * - an answer is the request's header with GetResp for a Get or Set, else
  *   the method with the R bit, status, ComponentMask copied, no
- *   AttributeModifier, no record with a status, sent on the request's
+ *   AttributeModifier, the requester's key as SM_Key in an answer to a
+ *   keyed Get, else SM_Key 0, no record with a status, sent on the request's
  *   address handle, QP and P_Key index; every allocation and address
  *   handle is freed once the answer is sent or the SA query ends;
  * - every request is counted in requests, every answer in replies, and
@@ -345,6 +351,22 @@ static int rate_step(const u8 *gid)
 static struct { u8 gid[16]; u64 tid; } pend[MAX_PENDING];
 static int npend;
 
+/* section 13, "Requester keys": the Gets answered only with the key */
+static bool keyed(unsigned int attr)
+{
+	return attr == RSA_ATTR_NODE_PORTS || attr == RSA_ATTR_PAIRED_PATH_REC;
+}
+
+/* the key of requester @gid: SipHash-2-4 of its two words, never 0 */
+static siphash_key_t key_secret;
+
+static u64 key_of(const u8 *gid)
+{
+	u64 h = siphash_2u64(get64(gid), get64(gid + 8), &key_secret);
+
+	return h ? h : 1;
+}
+
 /* section 5.1 c-d: the form of a Get of class version 1; -1 if well formed */
 static int form_fault(const u8 *m)
 {
@@ -353,7 +375,8 @@ static int form_fault(const u8 *m)
 
 	if (m[2] != 1 || m[3] != IB_MGMT_METHOD_GET)
 		return -1;
-	if (get32(m + 20) || !zero(m + 24, 12) || get64(m + 36) || get16(m + 46))
+	if (get32(m + 20) || !zero(m + 24, 12) || (get64(m + 36) && !keyed(attr)) ||
+	    get16(m + 46))
 		return RSA_CNT_REJ_MALFORMED;
 	switch (attr) {
 	case RSA_ATTR_CLASS_PORT_INFO:
@@ -451,6 +474,13 @@ static void second_stage(const u8 *m, const u8 *sgid, u16 arrival_pkey)
 		if ((mask & (1ULL << 13)) && ((get16(d + 50) ^ arrival_pkey) & 0x7fff))
 			may(O_ANSWER, 0x0700, RSA_CNT_REJ_PKEY), fault = true;
 	}
+	if (fault)
+		return;
+	/* a keyed Get without its requester's key: BUSY with the key, no SA query */
+	if (keyed(attr) && get64(m + 36) != key_of(sgid)) {
+		may(O_ANSWER, 0x0001, RSA_CNT_REJ_NO_KEY);
+		return;
+	}
 	if (is_pending(sgid, get64(m + 8)))
 		may(O_DUP, 0, RSA_CNT_DUPLICATES), fault = true;
 	if (npend >= (int)rsa_max_outstanding)
@@ -467,7 +497,7 @@ static void second_stage(const u8 *m, const u8 *sgid, u16 arrival_pkey)
 		u64 burst = (SA_RATE > 4 ? SA_RATE : 4) * 1000;
 
 		sab.tokens = refill(sab.tokens, &sab.stamp, SA_RATE, burst);
-		if (sab.tokens < cost + (rate.cur_est ? 0 : burst / 2)) {
+		if (sab.tokens < cost + (rate.cur_est || keyed(attr) ? 0 : burst / 2)) {
 			may(O_ANSWER, 0x0001, RSA_CNT_REJ_SA_BUDGET);
 			return;
 		}
@@ -531,8 +561,8 @@ static void check_sa_query(const u8 *m)
 		FUZZ_CHECK((q[56] & 0x3f) == (d[56] & 0x3f), "PacketLifeTime");
 }
 
-/* sections 3, 4, 9: the answer to request @m with @status */
-static void check_answer(const u8 *m, unsigned int status)
+/* sections 3, 4, 9, 13: the answer to request @m from @sgid with @status */
+static void check_answer(const u8 *m, const u8 *sgid, unsigned int status)
 {
 	const u8 *a = k.msg->mad;
 	u8 method = m[3] == IB_MGMT_METHOD_SET ? IB_MGMT_METHOD_GET_RESP : m[3] | 0x80;
@@ -546,6 +576,8 @@ static void check_answer(const u8 *m, unsigned int status)
 		   "an answer of another TID or attribute");
 	FUZZ_CHECK(!memcmp(a + 48, m + 48, 8), "ComponentMask not copied");
 	FUZZ_CHECK(!get16(a + 44), "an AttributeOffset without a record");
+	FUZZ_CHECK(get64(a + 36) == (keyed(get16(m + 16)) ? key_of(sgid) : 0),
+		   "SM_Key: not the requester's key in an answer to a keyed Get, or not 0");
 	if (status) {
 		/* no record; a NodePorts refusal may name the PortGID asked */
 		if (get16(m + 16) == RSA_ATTR_NODE_PORTS)
@@ -609,6 +641,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	make_gid(&port_gids[2][0], PREFIX_B, 0x0002c90300000b02ULL);
 	make_gid(&allow_gid, PREFIX_B, 0x0002c90300000c01ULL);
 	memset(&port, 0, sizeof(port));
+	key_secret.key[0] = 0x0123456789abcdefULL;
+	key_secret.key[1] = 0xfedcba9876543210ULL;
+	port.req_key = key_secret;
 	port.rsa_dev = &rsa_dev;
 	port.port_num = 1;
 	INIT_LIST_HEAD(&port.pending);
@@ -651,6 +686,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 			in += n;
 			len -= n;
 			have = true;
+			if (get64(mad + 36) == 1) {
+				u64 key = cpu_to_be64(key_of(grh.sgid.raw));
+
+				memcpy(mad + 36, &key, 8);
+			}
 		}
 		jiffies += ticks[(c >> 4) & 3];
 		if (c & 0x80)
@@ -732,7 +772,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 		}
 		switch (outs[o].kind) {
 		case O_ANSWER:
-			check_answer(mad, outs[o].status);
+			check_answer(mad, grh.sgid.raw, outs[o].status);
 			FUZZ_CHECK(before[RSA_CNT_REPLIES] == 1, "an answer not counted in replies");
 			before[RSA_CNT_REPLIES] = 0;
 			/* the send completes: the request and its AH go */

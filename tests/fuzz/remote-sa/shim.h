@@ -69,4 +69,41 @@ rdma_find_gid_by_port(struct ib_device *dev, const union ib_gid *gid,
 
 #define rdma_put_gid_attr(a)		((void)(a))
 
+/*
+ * The requester keys (remote_sa.c rsa_requester_key()): SipHash-2-4 of
+ * two words, as lib/siphash.c computes siphash_2u64(), so that the
+ * harness's oracle gets the key the responder wants from the same secret.
+ */
+typedef struct { u64 key[2]; } siphash_key_t;
+
+#define SIPROUND(v0, v1, v2, v3) do {					\
+	v0 += v1; v1 = v1 << 13 | v1 >> 51; v1 ^= v0; v0 = v0 << 32 | v0 >> 32; \
+	v2 += v3; v3 = v3 << 16 | v3 >> 48; v3 ^= v2;			\
+	v0 += v3; v3 = v3 << 21 | v3 >> 43; v3 ^= v0;			\
+	v2 += v1; v1 = v1 << 17 | v1 >> 47; v1 ^= v2; v2 = v2 << 32 | v2 >> 32; \
+} while (0)
+
+static inline u64 siphash_2u64(u64 first, u64 second, const siphash_key_t *key)
+{
+	u64 v0 = 0x736f6d6570736575ULL ^ key->key[0];
+	u64 v1 = 0x646f72616e646f6dULL ^ key->key[1];
+	u64 v2 = 0x6c7967656e657261ULL ^ key->key[0];
+	u64 v3 = 0x7465646279746573ULL ^ key->key[1];
+	u64 m[3] = { first, second, 16ULL << 56 };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		v3 ^= m[i];
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m[i];
+	}
+	v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+#define get_random_bytes(p, n)		memset(p, 0x5a, n)
+
 #endif

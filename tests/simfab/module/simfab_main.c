@@ -1643,7 +1643,7 @@ static bool sf_to_sa(const struct sf_pkt *pkt)
 
 /* ---- fault injection (debugfs ctl "drop", "delay", "mangle") ------------- */
 
-#define SF_MANGLE_SETS	4
+#define SF_MANGLE_SETS	6
 #define SF_MANGLE_BYTES	8
 
 struct sf_fault {

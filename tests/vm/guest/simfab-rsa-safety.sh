@@ -28,6 +28,9 @@
 #              budget no bound, the PathRecord Gets b1 sends to B's SA
 #              stay within its SA-query budget (sa_query_rate), the rest
 #              answered BUSY and counted, a1 still answered.
+# key:         NodePorts Gets from forged SGIDs (no budget on the SA
+#              queries): each answered BUSY with its requester's key, none
+#              becomes an SA query; a1's, with its key, answered.
 # unload:      ib_remote_sa and simfab unload (no request, AH or query
 #              left: ib_dealloc_pd would WARN about AHs left behind).
 # shellcheck source=tests/vm/lib/guest.sh
@@ -149,11 +152,15 @@ chk_num sa_bad_answers $(($(cnt $BP sa_bad_answers) - b0)) 1
 chk_num rej_sa_error $(($(cnt $BP rej_sa_error) - e0)) 1
 chk_num node_ports $(($(cnt $BP node_ports) - q0)) 0
 chk_end sa-answer:noderecord-short-attr-offset /tmp/rs-np-short.out
-# and unmangled, b1's service answers NodePorts
-q0=$(cnt $BP node_ports)
+# and unmangled, b1's service answers NodePorts: a keyed Get, sent first
+# without a1's key and answered BUSY with it (rej_no_key), then at once
+# with it, no try spent (retries=0)
+q0=$(cnt $BP node_ports) k0=$(cnt $BP rej_no_key)
 rq np-good $AP alt=1 "target=$BGID" timeout_ms=4000 retries=0
-t_check $T:sa-answer:noderecord-good "$(cat /tmp/rs-np-good.out)" \
-	[ $(($(cnt $BP node_ports) - q0)) -ge 1 ]
+chk_begin
+[ $(($(cnt $BP node_ports) - q0)) -ge 1 ] || _bad="$_bad node_ports=$(($(cnt $BP node_ports) - q0))(min 1)"
+[ $(($(cnt $BP rej_no_key) - k0)) -ge 1 ] || _bad="$_bad rej_no_key=$(($(cnt $BP rej_no_key) - k0))(min 1)"
+chk_end sa-answer:noderecord-good-with-key /tmp/rs-np-good.out
 # An SA whose NodeRecords name the node by GUID 0, no node's (IBA 14.2.5.3:
 # a GUID is never 0), and that answers a query by NodeGUID with them: b1's
 # GetTables made to ask for b1's node (its GUID in the query template),
@@ -363,6 +370,39 @@ t_check $T:flood:budget-established-requester-answered-during "$(cat /tmp/rs-too
 	[ "$(kv bud-during status)" = 0x0000 ]
 t_check $T:flood:budget-established-requester-answered-after "$(cat /tmp/rs-bud-after.out)" \
 	[ "$(qf /tmp/rs-bud-after.out 0 status)" = 0 ]
+echo "$SQR0" >$P/sa_query_rate
+
+# ---- keyed Gets: NodePorts only for a requester that has its key -----------
+# NodePorts costs B's SA two RMPP GetTables. A flood of NodePorts Gets for
+# b1's port, each from a new forged SGID (a2's PathRecord Gets made
+# NodePorts on the wire: attribute 0xff01, AttributeOffset and
+# ComponentMask 0, b1's port GID at MAD byte 56), with no budget on the
+# SA queries (sa_query_rate 0) and the unknown senders' budget no bound:
+# every Get is admitted and answered BUSY with its requester's key, which
+# goes to the forged GID; b1 sends no NodeRecord GetTable to B's SA (the
+# responder without keys: one for each of the 300). a1, which receives its
+# answers, still gets b1's node's ports.
+SQR0=$(cat $P/sa_query_rate)
+echo 0 >$P/sa_query_rate
+_bp=$(port_gidhex $BP | cut -c1-16) _bi=$(port_gidhex $BP | cut -c17-32)
+g0=$(tx $BP 0x03 0x12) k0=$(cnt $BP rej_no_key) r0=$(cnt $BP requests) q0=$(cnt $BP node_ports)
+ctl mangle class=0x0d method=0x01 from=$A2P sgid-seq=1 set=16:ff01 \
+	set=44:0000000000000000 set=52:00000000 "set=56:$_bp" "set=64:$_bi"
+rq key-flood $A2P "target=$BGID" timeout_ms=1000 retries=0 count=300 quiet=1
+ctl nofault
+req=$(($(cnt $BP requests) - r0)) nokey=$(($(cnt $BP rej_no_key) - k0))
+gets=$(($(tx $BP 0x03 0x12) - g0)) np=$(($(cnt $BP node_ports) - q0))
+diag "key flood: $req requests, $nokey answered BUSY without the key, $gets NodeRecord GetTables to B's SA, $np NodePorts answered"
+chk_begin
+chk_num requests "$req" 300
+chk_num rej_no_key "$nokey" 300
+chk_num noderecord-gettables "$gets" 0
+chk_num node_ports "$np" 0
+chk_end key:forged-sgid-nodeports-no-sa-query /tmp/rs-key-flood.out
+q0=$(cnt $BP node_ports)
+rq key-after $AP alt=1 "target=$BGID" timeout_ms=4000 retries=0
+t_check $T:key:real-requester-nodeports-answered "$(cat /tmp/rs-key-after.out)" \
+	[ $(($(cnt $BP node_ports) - q0)) -ge 1 ]
 echo "$SQR0" >$P/sa_query_rate
 
 # ---- nothing left behind --------------------------------------------------------
