@@ -3199,7 +3199,13 @@ static int __init sf_init(void)
 	ret = sf_parse_topology();
 	if (ret)
 		return ret;
-	sf_wq = alloc_ordered_workqueue("simfab", 0);
+	/*
+	 * Destroying a QP or CQ flushes sf_wq, and storage ULPs destroy them
+	 * from their reclaim-safe workqueues (nvmet-rdma's queue release runs
+	 * on nvmet-wq): a !WQ_MEM_RECLAIM sf_wq would make the kernel warn
+	 * (check_flush_dependency()) and could deadlock under memory pressure.
+	 */
+	sf_wq = alloc_ordered_workqueue("simfab", WQ_MEM_RECLAIM);
 	if (!sf_wq)
 		return -ENOMEM;
 	INIT_WORK(&sf_work, sf_worker);
