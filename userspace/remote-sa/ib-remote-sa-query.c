@@ -534,6 +534,20 @@ int main(int argc, char **argv)
 		if (x != X_ANSWER)
 			break;
 		dec = rsa_decode_answer(ans, (size_t)anslen, &rq, &ra);
+		/*
+		 * A keyed Get sent without a key is answered BUSY with the
+		 * requester's key: again at once with it, once, not a try.
+		 */
+		if (dec == RSA_DEC_OK && ra.status == RSA_ST_BUSY && rsa_attr_is_keyed(rq.attr_id) &&
+		    ra.sm_key && !rq.sm_key) {
+			if (opt_verbose)
+				fprintf(stderr, "%s: service handed out our key, again with it\n", prog);
+			if (opt_kv)
+				printf("key=0x%016llx\n", (unsigned long long)ra.sm_key);
+			rq.sm_key = ra.sm_key;
+			tries--;
+			continue;
+		}
 		if (dec != RSA_DEC_OK || ra.status != RSA_ST_BUSY || tries > (int)opt_retries)
 			break;
 		if (opt_verbose)

@@ -152,6 +152,7 @@ enum rsa_dec rsa_decode_answer(const uint8_t *mad, size_t len,
 	ans->attr_id = get16(mad + RSA_OFF_ATTR_ID);
 	ans->attr_offset = get16(mad + RSA_OFF_ATTR_OFFSET);
 	ans->comp_mask = get64(mad + RSA_OFF_COMP_MASK);
+	ans->sm_key = get64(mad + RSA_OFF_SM_KEY);
 	if (mad[0] != RSA_BASE_VERSION)
 		return RSA_DEC_BASE_VERSION;
 	if (mad[1] != rq->mgmt_class)

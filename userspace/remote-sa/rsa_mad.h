@@ -54,6 +54,16 @@ static inline int rsa_attr_is_pathrec(uint16_t attr_id)
 	       attr_id == RSA_ATTR_PAIRED_PATH_RECORD;
 }
 
+/*
+ * Keyed Gets (NodePorts 0xff01, PairedPathRecord): answered only with the
+ * requester's key in the SM_Key; without it, BUSY with the key in the
+ * answer's SM_Key (docs/remote-sa-protocol.md, section 5.6).
+ */
+static inline int rsa_attr_is_keyed(uint16_t attr_id)
+{
+	return attr_id == 0xff01 || attr_id == RSA_ATTR_PAIRED_PATH_RECORD;
+}
+
 #define RSA_QP1_QKEY		0x80010000u
 #define RSA_PR_ATTR_OFFSET	(RSA_PATHREC_LEN / 8)
 
@@ -156,6 +166,7 @@ struct rsa_answer {
 	uint16_t attr_id;
 	uint16_t attr_offset;
 	uint64_t comp_mask;
+	uint64_t sm_key;	/* the requester's key, in answers to keyed Gets */
 	int has_record;		/* status 0 and a PathRecord */
 	struct rsa_pathrec pr;
 	int has_cpi;		/* status 0 and a ClassPortInfo */
