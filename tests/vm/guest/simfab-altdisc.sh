@@ -300,8 +300,9 @@ alt none a1/1 b1/1
 chk_begin
 chk status "$(af none status)" -61
 chk_num alt-none $(($(cnt a1/1 alt_none) - n0)) 1
-# The primary's return query and the NodePorts Get, no other remote query.
-chk_num sent $(($(cnt a1/1 client_sent) - s0)) 2
+# The primary's return query and the NodePorts Get (sent twice: without
+# a1's key, answered BUSY with it, then with it), no other remote query.
+chk_num sent $(($(cnt a1/1 client_sent) - s0)) 3
 chk_num nodeports-one-port "$(grep " at=a1/1 .* class=0x0d .* method=0x81 status=0x0000 .* attr=0xff01 " /tmp/alt-none.cap | while read -r l; do madn "$(capf "$l" mad)" 80 1; done)" 1
 chk_end alt:none-when-one-port-each /tmp/alt-none.out /tmp/alt-none.cap
 
