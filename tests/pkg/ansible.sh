@@ -222,40 +222,6 @@ EOF
 		t_fail pkg-ansible-verifies-next-boot-kernel "running $older, booting the broken $kver next: the role did not fail the host naming $kver (exit $rc)"
 	fi
 	rm -f "$merged/boot/vmlinuz-$older"
-	# ib_routed_state: absent takes off what the role put on: the
-	# packages (purged: the overlay out of /lib/modules, the in-tree
-	# ib_cm what modprobe finds), the repository and its key, the DKMS
-	# signing configuration, the site key, the fact; a second run changes
-	# nothing.
-	local left='' p f
-	if ansible_play absent -e ib_routed_state=absent; then
-		for p in ib-routed-dkms ib-routed-utils ib-routed-dev; do
-			! in_root dpkg-query -W -f "\${db:Status-Status}" "$p" 2>/dev/null | grep -qx installed ||
-				left="$left package:$p"
-		done
-		for f in /etc/apt/sources.list.d/ib-routed.sources /usr/share/keyrings/ib-routed-archive-keyring.gpg \
-			/etc/dkms/framework.conf.d/ib-routed-site.conf /etc/ib-routed-site /etc/ansible/facts.d/ib_routed.fact; do
-			[ ! -e "$merged$f" ] || left="$left $f"
-		done
-		[ -z "$(find "$merged/lib/modules/$kver" -path '*/updates/*' -name 'ib_cm.ko*' 2>/dev/null)" ] ||
-			left="$left overlay-ib_cm"
-		in_root modinfo -k "$kver" -n ib_cm 2>/dev/null | grep -q '/kernel/drivers/infiniband/core/ib_cm.ko' ||
-			left="$left in-tree-ib_cm-not-found"
-	else
-		left="exit-$rc"
-	fi
-	if [ -z "$left" ]; then
-		t_pass pkg-ansible-absent
-	else
-		show_log
-		t_fail pkg-ansible-absent "ib_routed_state=absent left:$left"
-	fi
-	if ansible_play absent-again -e ib_routed_state=absent && [ "$ansible_changed" = 0 ]; then
-		t_pass pkg-ansible-absent-idempotent
-	else
-		show_log
-		t_fail pkg-ansible-absent-idempotent "the second absent run exited $rc with changed=$ansible_changed: $(ansible_changes)"
-	fi
 	leave
 	repo_serve_stop
 }
