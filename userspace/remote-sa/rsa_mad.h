@@ -46,6 +46,8 @@
 #define RSA_ATTR_PATH_RECORD	0x0035
 /* A PathRecord Get answered through the router it came through. */
 #define RSA_ATTR_PAIRED_PATH_RECORD 0xff02
+/* NodePorts: the ports of a remote node (answered only with the key). */
+#define RSA_ATTR_NODE_PORTS	0xff01
 
 /* Attributes whose request and answer carry one PathRecord at byte 56. */
 static inline int rsa_attr_is_pathrec(uint16_t attr_id)
@@ -61,7 +63,7 @@ static inline int rsa_attr_is_pathrec(uint16_t attr_id)
  */
 static inline int rsa_attr_is_keyed(uint16_t attr_id)
 {
-	return attr_id == 0xff01 || attr_id == RSA_ATTR_PAIRED_PATH_RECORD;
+	return attr_id == RSA_ATTR_NODE_PORTS || attr_id == RSA_ATTR_PAIRED_PATH_RECORD;
 }
 
 #define RSA_QP1_QKEY		0x80010000u
