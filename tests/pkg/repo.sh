@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2154 # work, v1, merged, log, rc, why: tests/pkg/run's
+# shellcheck shell=bash disable=SC2154 # work, v1, rpms_dir, merged, log, rc, why: tests/pkg/run's
 # The pkg tier's repository case (sourced by tests/pkg/run, which has the
 # root, enter/leave, in_root, run/has/show_log and overlay_installed):
 # `packaging/repo/build` (what `make repo` runs) with a throwaway key, the
@@ -14,12 +14,10 @@ repo_http_pid=
 repo_port=
 
 # The packages the repository is built from: the build and rpm cases make
-# them; when this case runs alone, make them here.
+# them once a run (ensure_debs, ensure_rpms); when this case runs alone,
+# it makes them.
 repo_packages() {
-	ensure_debs "$v1" || return 1
-	if ! ls "$work/rpm/RPMS/noarch/ib-routed-dkms-$v1-1.noarch.rpm" >/dev/null 2>&1; then
-		run "$IBR_TOP/packaging/rpm/build" -o "$work/rpm" --version "$v1" || return 1
-	fi
+	ensure_debs "$v1" && ensure_rpms
 }
 
 # A throwaway signing key (no passphrase) and an unrelated one, in a gpg
@@ -83,7 +81,7 @@ repo_build() {
 	# may have uncommitted changes; case_repo checks the refusal).
 	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
 		--fresh --allow-dirty \
-		--deb-dir "$debs_dir/deb-$v1" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
+		--deb-dir "$debs_dir/deb-$v1" --rpm-dir "$rpms_dir/RPMS" --rpm-dir "$rpms_dir/SRPMS" \
 		--url "http://127.0.0.1:$repo_port" &&
 		[ -f "$repo_dir/deb/dists/bookworm/InRelease" ] && [ -f "$repo_dir/rpm/repodata/repomd.xml.asc" ]; then
 		t_pass "$name"
@@ -174,7 +172,7 @@ case_repo() {
 	rm -rf "$d"
 	mkdir -p "$d/repos.d"
 	cp "$repo_dir/rpm/ib-routed.repo" "$d/repos.d/"
-	want=$(find "$work/rpm/RPMS" "$work/rpm/SRPMS" -name '*.rpm' -printf '%f\n' | sed 's/\.rpm$//' | sort)
+	want=$(find "$rpms_dir/RPMS" "$rpms_dir/SRPMS" -name '*.rpm' -printf '%f\n' | sed 's/\.rpm$//' | sort)
 	if run repo_dnf; then
 		got=$(grep -E '^ib-routed' "$log" | sort)
 		if [ -n "$want" ] && [ "$got" = "$want" ]; then
@@ -224,7 +222,7 @@ repo_republish() {
 		return 1
 	fi
 	if GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
-		--deb-dir "$debs_dir/deb-$v2" --rpm-dir "$work/rpm/RPMS" --rpm-dir "$work/rpm/SRPMS" \
+		--deb-dir "$debs_dir/deb-$v2" --rpm-dir "$rpms_dir/RPMS" --rpm-dir "$rpms_dir/SRPMS" \
 		--url "http://127.0.0.1:$repo_port" --valid-days 7; then
 		t_pass pkg-repo-republish
 	else
@@ -262,7 +260,7 @@ repo_republish() {
 	cp "$debs_dir/deb-$v2/ib-routed-dkms_${v2}_all.deb" "$fake/ib-routed-dkms_${v1}_all.deb"
 	cp "$rel" "$work/Release.before"
 	if ! GNUPGHOME=$repo_gnupg run "$IBR_TOP/packaging/repo/build" --key "$repo_fpr" -o "$repo_dir" \
-		--deb-dir "$fake" --rpm-dir "$work/rpm/RPMS" --url "http://127.0.0.1:$repo_port" &&
+		--deb-dir "$fake" --rpm-dir "$rpms_dir/RPMS" --url "http://127.0.0.1:$repo_port" &&
 		has "is published already with other content" && cmp -s "$rel" "$work/Release.before"; then
 		t_pass pkg-repo-refuses-changed-file
 	else
@@ -274,7 +272,7 @@ repo_republish() {
 	if git clone -q --shared "$IBR_TOP" "$work/dirty-clone" 2>"$log"; then
 		echo "# uncommitted" >>"$work/dirty-clone/README.md"
 		if ! GNUPGHOME=$repo_gnupg run "$work/dirty-clone/packaging/repo/build" --key "$repo_fpr" \
-			-o "$work/repo-dirty" --deb-dir "$debs_dir/deb-$v1" --rpm-dir "$work/rpm/RPMS" &&
+			-o "$work/repo-dirty" --deb-dir "$debs_dir/deb-$v1" --rpm-dir "$rpms_dir/RPMS" &&
 			has "has uncommitted changes and .* has packages of its version $v1"; then
 			t_pass pkg-repo-refuses-dirty-tree
 		else
