@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2154 # work, v1, merged, kver, log, rc, why, root_build_at, repo_*: tests/pkg/run's, repo.sh's
+# shellcheck shell=bash disable=SC2154 # work, v1, merged, kver, log, rc, why, root_env, repo_*: tests/pkg/run's, repo.sh's
 # The pkg tier's Ansible case (sourced by tests/pkg/run, after repo.sh):
 # ansible-lint on provisioning/ansible; then the example playbook
 # (provisioning/ansible/site.yml, the ib_routed role) against a fresh copy
@@ -31,9 +31,7 @@ ansible_play() {
 		# root's compiler cache and fixed build path for DKMS there
 		# (in_root).
 		unset IBR_BUILD_AT
-		if [ -n "$root_ccache" ]; then
-			export CCACHE_DIR=$root_ccache_at IBR_BUILD_AT=$root_build_at
-		fi
+		[ ${#root_env[@]} -eq 0 ] || export "${root_env[@]}"
 		ANSIBLE_CONFIG=$ansible_src/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 \
 			ANSIBLE_HOME=$ansible_work/home ANSIBLE_LOCAL_TEMP=$ansible_work/tmp \
 			ANSIBLE_CACHE_PLUGIN_CONNECTION=$ansible_work/facts ANSIBLE_RETRY_FILES_ENABLED=0 \
