@@ -11,7 +11,8 @@
 # check-mode run reports no changes; local package files of a newer
 # version upgrade it, again idempotently; a reload pending (the in-tree
 # ib_cm loaded, the overlay installed) is success with the reload
-# reported; and a verify error fails the host.
+# reported; a verify error fails the host; and ib_routed_state: absent
+# removes it all, idempotently.
 
 ansible_src=$IBR_TOP/provisioning/ansible
 ansible_work=$work/ansible
@@ -221,6 +222,29 @@ EOF
 		t_fail pkg-ansible-verifies-next-boot-kernel "running $older, booting the broken $kver next: the role did not fail the host naming $kver (exit $rc)"
 	fi
 	rm -f "$merged/boot/vmlinuz-$older"
+	# ib_routed_state: absent (issue 42 item 10), on this host as it is
+	# now (the package held, a module file gone): the packages go, purged,
+	# with the overlay's modules, and so does everything the role put on
+	# the host, the site's key and DKMS's configuration that signs with it
+	# first; a second run changes nothing.
+	# shellcheck disable=SC2016 # a dpkg-query format, not shell
+	if ansible_play absent -e ib_routed_state=absent && [ "${ansible_changed:-0}" -gt 0 ] &&
+		! in_root dpkg-query -W -f '${db:Status-Status} ${Package}\n' ib-routed-dkms ib-routed-utils 2>/dev/null |
+			grep -Eq '^(installed|config-files|half-installed|unpacked|half-configured)' &&
+		[ -z "$(find "$merged/lib/modules" -path '*/updates/dkms/*' -name 'ib_*.ko*' 2>/dev/null)" ] &&
+		[ ! -e "$merged/etc/dkms/framework.conf.d/ib-routed-site.conf" ] && [ ! -e "$merged/etc/ib-routed-site" ] &&
+		[ ! -e "$fact" ] && [ ! -e "$merged/var/cache/ib-routed/packages" ]; then
+		t_pass pkg-ansible-absent
+	else
+		show_log
+		t_fail pkg-ansible-absent "ib_routed_state=absent exited $rc (changed=$ansible_changed), or left a package, an overlay module, the site key, its DKMS configuration, the facts or the package files"
+	fi
+	if ansible_play absent-again -e ib_routed_state=absent && [ "$ansible_changed" = 0 ]; then
+		t_pass pkg-ansible-absent-idempotent
+	else
+		show_log
+		t_fail pkg-ansible-absent-idempotent "the second absent run exited $rc with changed=$ansible_changed: $(ansible_changes)"
+	fi
 	leave
 	repo_serve_stop
 }
